@@ -1,0 +1,156 @@
+#include "models/collective.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace composim::collective {
+namespace {
+
+std::string normalise(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s)
+    if (std::isalnum(c)) out.push_back(static_cast<char>(std::tolower(c)));
+  return out;
+}
+
+// NCCL tuning.cc (2.12-2.18): latencies in microseconds, Ring row, protocols LL/LL128/Simple.
+constexpr double kBaseLatRing_us[3] = {6.6, 14.0, 8.4};
+// hwLat, Ring row, per link class (NVLink, PCI, network).
+constexpr double kHwLatRing_us[3][3] = {{0.6, 1.25, 8.0}, {1.0, 1.9, 8.0}, {5.0, 8.5, 14.0}};
+
+}  // namespace
+
+std::string_view to_string(Kind k) {
+  switch (k) {
+    case Kind::all_reduce: return "all_reduce";
+    case Kind::all_gather: return "all_gather";
+    case Kind::reduce_scatter: return "reduce_scatter";
+    case Kind::broadcast: return "broadcast";
+    case Kind::reduce: return "reduce";
+    case Kind::all_to_all: return "all_to_all";
+    case Kind::send_recv: return "send_recv";
+    case Kind::unknown: break;
+  }
+  return "unknown";
+}
+
+std::string_view to_string(Protocol p) {
+  switch (p) {
+    case Protocol::ll: return "LL";
+    case Protocol::ll128: return "LL128";
+    case Protocol::simple: return "Simple";
+  }
+  return "Simple";
+}
+
+Kind parse_kind(std::string_view name) {
+  const std::string n = normalise(name);
+  // Order matters: "reducescatter" before "reduce", "allreduce" before "reduce".
+  if (n.find("allreduce") != std::string::npos) return Kind::all_reduce;
+  if (n.find("reducescatter") != std::string::npos) return Kind::reduce_scatter;
+  if (n.find("allgather") != std::string::npos) return Kind::all_gather;
+  if (n.find("alltoall") != std::string::npos) return Kind::all_to_all;
+  if (n.find("broadcast") != std::string::npos) return Kind::broadcast;
+  if (n.find("sendrecv") != std::string::npos || n == "send" || n == "recv" || n.find("p2p") != std::string::npos)
+    return Kind::send_recv;
+  if (n.find("reduce") != std::string::npos) return Kind::reduce;
+  return Kind::unknown;
+}
+
+NcclKernelInfo parse_nccl_kernel_name(std::string_view name) {
+  NcclKernelInfo info;
+  std::string_view rest;
+  if (name.rfind("ncclDevKernel_", 0) == 0) {
+    rest = name.substr(14);
+    info.protocol_reliable = true;
+  } else if (name.rfind("ncclKernel_", 0) == 0) {
+    rest = name.substr(11);
+  } else {
+    return info;
+  }
+  info.is_nccl = true;
+  rest = rest.substr(0, rest.find('('));
+  // Fields separated by '_': Kind, ALGO, PROTO, [RedOp], [type].
+  std::string fields[3];
+  for (int i = 0; i < 3 && !rest.empty(); ++i) {
+    auto pos = rest.find('_');
+    fields[i] = std::string(rest.substr(0, pos));
+    rest = pos == std::string_view::npos ? std::string_view() : rest.substr(pos + 1);
+  }
+  info.kind = parse_kind(fields[0]);
+  info.algorithm = fields[1];
+  std::string proto = fields[2];
+  // ncclDevKernel_AllGather_RING_LLx1? No: "_LL" may carry no suffix; strip non-letters.
+  while (!proto.empty() && !std::isalpha(static_cast<unsigned char>(proto.back()))) proto.pop_back();
+  if (proto == "LL") info.protocol = Protocol::ll;
+  else if (proto == "LL128") info.protocol = Protocol::ll128;
+  else if (proto == "SIMPLE") info.protocol = Protocol::simple;
+  else info.protocol_reliable = false;
+  return info;
+}
+
+int dtype_size_B(std::string_view dtype) {
+  const std::string d = normalise(dtype);
+  if (d == "float" || d == "float32" || d == "int" || d == "int32" || d == "uint32") return 4;
+  if (d == "double" || d == "float64" || d == "long" || d == "int64" || d == "uint64") return 8;
+  if (d == "half" || d == "float16" || d == "bfloat16" || d == "short" || d == "int16") return 2;
+  if (d == "byte" || d == "char" || d == "bool" || d == "int8" || d == "uint8" || d.find("float8") == 0) return 1;
+  return 0;
+}
+
+RingSchedule ring_schedule(Kind kind, int n, double in_bytes) {
+  if (n <= 1) return {0.0, 0};
+  const double frac = static_cast<double>(n - 1) / n;
+  switch (kind) {
+    case Kind::all_reduce: return {2.0 * frac * in_bytes, 2 * (n - 1)};
+    case Kind::reduce_scatter: return {frac * in_bytes, n - 1};
+    case Kind::all_gather: return {frac * in_bytes * n, n - 1};
+    case Kind::broadcast:
+    case Kind::reduce: return {in_bytes, n - 1};
+    case Kind::all_to_all: return {frac * in_bytes, 1};
+    case Kind::send_recv: return {in_bytes, 1};
+    case Kind::unknown: break;
+  }
+  return {0.0, 0};
+}
+
+Protocol choose_protocol(double bytes, LinkClass link_class) {
+  if (bytes < 64.0 * 1024) return Protocol::ll;
+  if (bytes < 4.0 * 1024 * 1024 && link_class != LinkClass::network) return Protocol::ll128;
+  return Protocol::simple;
+}
+
+double wire_efficiency(Protocol p) {
+  switch (p) {
+    case Protocol::ll: return 0.5;
+    case Protocol::ll128: return 120.0 / 128.0;
+    case Protocol::simple: return 1.0;
+  }
+  return 1.0;
+}
+
+double latency_s(Protocol p, LinkClass link_class, int steps) {
+  const int pi = static_cast<int>(p);
+  const int li = static_cast<int>(link_class);
+  return (kBaseLatRing_us[pi] + steps * kHwLatRing_us[li][pi]) * 1e-6;
+}
+
+ModelInfo collective_model_info() {
+  return {"collective",
+          "NCCL collectives as ring flows on the topology, plus NCCL's latency model",
+          "flow per rank = ring bytes / wire_efficiency; t = flows' end + base_lat + steps*hop_lat",
+          {{"wire_efficiency_LL", "1", 0.5, "LL: 4 B data per 8 B line", "NCCL src/device/prims_ll.h"},
+           {"wire_efficiency_LL128", "1", 120.0 / 128.0, "LL128: 120 B data per 128 B line", "NCCL prims_ll128.h"},
+           {"base_latency_ring_LL_s", "s", kBaseLatRing_us[0] * 1e-6, "ring base latency, LL", "NCCL tuning.cc baseLat"},
+           {"base_latency_ring_LL128_s", "s", kBaseLatRing_us[1] * 1e-6, "ring base latency, LL128", "NCCL tuning.cc baseLat"},
+           {"base_latency_ring_Simple_s", "s", kBaseLatRing_us[2] * 1e-6, "ring base latency, Simple", "NCCL tuning.cc baseLat"},
+           {"hop_latency_nvlink_LL_s", "s", kHwLatRing_us[0][0] * 1e-6, "per-step latency on NVLink, LL", "NCCL tuning.cc hwLat"},
+           {"hop_latency_nvlink_Simple_s", "s", kHwLatRing_us[0][2] * 1e-6, "per-step latency on NVLink, Simple", "NCCL tuning.cc hwLat"},
+           {"hop_latency_pcie_LL_s", "s", kHwLatRing_us[1][0] * 1e-6, "per-step latency on PCIe, LL", "NCCL tuning.cc hwLat"},
+           {"hop_latency_pcie_Simple_s", "s", kHwLatRing_us[1][2] * 1e-6, "per-step latency on PCIe, Simple", "NCCL tuning.cc hwLat"},
+           {"hop_latency_network_Simple_s", "s", kHwLatRing_us[2][2] * 1e-6, "per-step latency on the network, Simple",
+            "NCCL tuning.cc hwLat"}}};
+}
+
+}  // namespace composim::collective

@@ -1,0 +1,80 @@
+// File: models/collective.hpp
+//
+// Collective communication model (NCCL), first version: ring algorithm over the topology.
+//
+// A collective of kind k over n ranks moves, from every rank to its ring successor,
+//   all_reduce      2(n-1)/n * S      (S = bytes per rank)
+//   reduce_scatter   (n-1)/n * S
+//   all_gather       (n-1)/n * S_out  (S_out = n * S_in)
+//   broadcast/reduce          S       (pipelined ring)
+//   all_to_all       S/n to each of the n-1 others
+//   send_recv                 S       (to the peer)
+// as concurrent SimGrid flows on the topology's routes (so they contend with each other and
+// with memcpys), each inflated by the protocol's wire efficiency (LL carries 4 B of data
+// per 8 B line: 0.5; LL128 120 of 128 B: 0.9375; Simple: 1). The collective then completes
+// after a latency of base_latency(algorithm, protocol) + steps * hop_latency(link class,
+// protocol), NCCL's own cost model. All member ranks' kernels end together.
+//
+// Sources: NVIDIA/nccl src/graph/tuning.cc (baseLat, hwLat; values of NCCL 2.12-2.18),
+// src/device/prims_ll.h and prims_ll128.h (line formats), nccl-tests doc/PERFORMANCE.md
+// (bytes moved per algorithm).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "models/registry.hpp"
+
+namespace composim::collective {
+
+enum class Kind { all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv, unknown };
+enum class Protocol { ll, ll128, simple };
+enum class LinkClass { nvlink, pcie, network };
+
+std::string_view to_string(Kind k);
+std::string_view to_string(Protocol p);
+
+// parse_kind()
+//
+// Kind from a name as written by NCCL kernels ("AllReduce"), the profiler's
+// "Collective name" arg ("allreduce", "_allgather_base", "reduce_scatter_tensor_coalesced")
+// or our IR ("all_reduce"). Returns Kind::unknown if none matches.
+Kind parse_kind(std::string_view name);
+
+// NcclKernelInfo: what an NCCL kernel name says. Names: "ncclKernel_AllReduce_RING_LL_Sum_float(...)"
+// (NCCL <= 2.18) and "ncclDevKernel_AllGather_RING_LL(...)" (2.19+). In NCCL <= 2.18 the
+// protocol in the name is the kernel's entry specialisation, not necessarily the protocol
+// used, so `protocol_reliable` is false for that naming.
+struct NcclKernelInfo {
+  bool is_nccl = false;
+  Kind kind = Kind::unknown;
+  std::string algorithm;  // "RING", "TREE", ... or empty
+  Protocol protocol = Protocol::simple;
+  bool protocol_reliable = false;
+};
+NcclKernelInfo parse_nccl_kernel_name(std::string_view name);
+
+// Size in bytes of one element of a profiler dtype name ("Float", "BFloat16", "Half",
+// "Double", "Int", "Long", "Byte", "Char", "Bool"); 0 if unknown.
+int dtype_size_B(std::string_view dtype);
+
+// Bytes each rank sends to its ring successor, and the ring's number of steps.
+struct RingSchedule {
+  double bytes_per_rank = 0;
+  int steps = 0;
+};
+// in_bytes: bytes per rank in the input buffer; n: ranks.
+RingSchedule ring_schedule(Kind kind, int n, double in_bytes);
+
+// Protocol NCCL picks by message size when the trace does not say (thresholds of NCCL's
+// tuning for a single node: LL below 64 KiB, LL128 below 4 MiB on NVLink, Simple above).
+Protocol choose_protocol(double bytes, LinkClass link_class);
+
+double wire_efficiency(Protocol p);
+
+// Latency term in seconds: base_latency + steps * hop_latency.
+double latency_s(Protocol p, LinkClass link_class, int steps);
+
+ModelInfo collective_model_info();
+
+}  // namespace composim::collective

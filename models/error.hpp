@@ -1,0 +1,25 @@
+// File: models/error.hpp
+//
+// InputError is the one exception type for bad user input (a trace, a topology, a flag).
+// Its message names the file, the place in it and what was expected, so the CLI can print
+// it as one line and exit with status 2. Internal invariants use assert(), not this type.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace composim {
+
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// input_error()
+//
+// Throws InputError with the message "<file>: <place>: <what>" (empty parts are omitted).
+// Example: input_error("topo.json", "links[3]", "unknown node 'gpu9' in \"to\"");
+[[noreturn]] void input_error(std::string_view file, std::string_view place, std::string_view what);
+
+}  // namespace composim

@@ -1,0 +1,58 @@
+#include "models/gpu.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace composim::gpu {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// Key (lower case) -> spec. Order matters: more specific keys first.
+// Sources: NVIDIA V100/A100/H100/H200/B200 datasheets (host link, HBM) as tabulated in
+// hardware.md; P2P: GeForce cards (2080 Ti, 4090) have PCIe P2P disabled by the driver
+// (NVIDIA/nccl issues #814 and #1309).
+struct Entry {
+  const char* key;
+  GpuSpec spec;
+};
+const Entry kTable[] = {
+    {"v100", {"V100", 3, true, 900e9}},
+    {"a100", {"A100", 4, true, 1555e9}},
+    {"h100", {"H100", 5, true, 3350e9}},
+    {"h200", {"H200", 5, true, 4800e9}},
+    {"b200", {"B200", 6, true, 8000e9}},
+    {"2080 ti", {"RTX 2080 Ti", 3, false, 616e9}},
+    {"4090", {"RTX 4090", 4, false, 1008e9}},
+    {"t4", {"T4", 3, true, 320e9}},
+    {"a6000", {"RTX A6000", 4, true, 768e9}},
+};
+
+}  // namespace
+
+GpuSpec find_gpu_spec(std::string_view model_name, bool* known) {
+  const std::string l = lower(model_name);
+  for (const auto& e : kTable) {
+    if (l.find(e.key) != std::string::npos) {
+      if (known) *known = true;
+      return e.spec;
+    }
+  }
+  if (known) *known = false;
+  return {std::string(model_name), 4, true, 1000e9};
+}
+
+ModelInfo gpu_model_info() {
+  return {"gpu",
+          "GPU: kernels replay at measured duration; operations become eligible after the launch latency",
+          "start = max(launch_return + launch_latency, stream free, awaited events); end = start + measured duration",
+          {{"launch_latency_s", "s", kLaunchLatency_s, "launch-call return to kernel start on an idle stream",
+            "measured in the shared traces: 1.75 us A100, 2.26 us V100"},
+           {"duration_scale", "1", 1.0, "multiplier on measured kernel durations", "identity: replay on the measured GPU"}}};
+}
+
+}  // namespace composim::gpu

@@ -1,0 +1,28 @@
+// File: models/host.hpp
+//
+// Host model: a CPU socket's root complex, its memory and the link between sockets.
+//
+// A copy to or from host memory crosses the root complex (adding root_complex_latency_s)
+// and the memory, modelled as one shared link of memory_bandwidth_Bps that reads and writes
+// share (DRAM bandwidth is not split by direction). Staged GPU-to-GPU copies cross it on
+// the way up and on the way down. Sockets are joined by a cpu_interconnect link
+// (UPI / QPI / Infinity Fabric) whose bandwidth the topology states.
+#pragma once
+
+#include "models/registry.hpp"
+
+namespace composim::host {
+
+// Latency through a CPU root port: ~1-2 us measured against ~0.1 us through a switch
+// (community measurement, voipmonitor/rtx6kpro hardware/topology.md, in hardware.md).
+inline constexpr double kRootComplexLatency_s = 1.0e-6;
+// Memory bandwidth of one socket when a topology gives none: 6 channels of DDR4-2666,
+// 6 * 21.33 GB/s = 128 GB/s (JEDEC DDR4 speed bins; Intel Xeon Scalable Gen1/2 datasheet).
+inline constexpr double kMemoryBandwidth_Bps = 128e9;
+// Latency between sockets when a cpu_interconnect link gives none: assumption, ~100 ns
+// per UPI hop (no datasheet figure; same order as a switch traversal).
+inline constexpr double kCpuInterconnectLatency_s = 100e-9;
+
+ModelInfo host_model_info();
+
+}  // namespace composim::host

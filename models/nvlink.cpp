@@ -1,0 +1,36 @@
+#include "models/nvlink.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace composim::nvlink {
+
+double per_link_Bps(int generation) {
+  switch (generation) {
+    case 1: return 20e9;
+    case 2: return 25e9;
+    case 3: return 25e9;
+    case 4: return 25e9;
+    case 5: return 50e9;
+    default: throw std::invalid_argument("NVLink generation " + std::to_string(generation) + " is not 1-5");
+  }
+}
+
+double link_bandwidth_Bps(int generation, int links) {
+  if (links < 1 || links > 18) throw std::invalid_argument("NVLink link count " + std::to_string(links) + " is not 1-18");
+  return links * per_link_Bps(generation);
+}
+
+ModelInfo nvlink_model_info() {
+  return {"nvlink",
+          "NVLink bundle and NVSwitch: bandwidth from generation and link count",
+          "bw = links * per_link(generation); per link one direction: 20 (1), 25 (2,3,4), 50 (5) GB/s",
+          {{"per_link_gen2_Bps", "B/s", 25e9, "NVLink2 (V100) per link, one direction", "NVIDIA Volta whitepaper"},
+           {"per_link_gen3_Bps", "B/s", 25e9, "NVLink3 (A100) per link, one direction", "NVIDIA Ampere whitepaper"},
+           {"per_link_gen4_Bps", "B/s", 25e9, "NVLink4 (H100) per link, one direction", "NVIDIA Hopper whitepaper"},
+           {"per_link_gen5_Bps", "B/s", 50e9, "NVLink5 (Blackwell) per link, one direction", "NVIDIA Blackwell whitepaper"},
+           {"link_latency_s", "s", kLinkLatency_s, "latency of one NVLink hop", "assumption: no public figure"},
+           {"nvswitch_latency_s", "s", kNvSwitchLatency_s, "latency through an NVSwitch", "assumption: no public figure"}}};
+}
+
+}  // namespace composim::nvlink

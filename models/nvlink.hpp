@@ -1,0 +1,30 @@
+// File: models/nvlink.hpp
+//
+// NVLink and NVSwitch model.
+//
+//   bw = links * per_link_Bps(generation)   (one direction)
+//
+// Per link, one direction: NVLink1 (P100) 20 GB/s, NVLink2 (V100) 25 GB/s, NVLink3 (A100)
+// 25 GB/s, NVLink4 (H100/H200) 25 GB/s, NVLink5 (Blackwell) 50 GB/s. Sources: NVIDIA
+// Pascal/Volta/Ampere/Hopper/Blackwell architecture whitepapers (in hardware.md).
+// Latency of a link or an NVSwitch traversal has no public figure; the defaults below are
+// assumptions, small against the per-step latencies that collectives add (collective.hpp).
+#pragma once
+
+#include "models/registry.hpp"
+
+namespace composim::nvlink {
+
+// One-direction bandwidth of one link of generation g in bytes/s; throws
+// std::invalid_argument for g outside 1..5.
+double per_link_Bps(int generation);
+// Bandwidth of `links` bundled links, bytes/s.
+double link_bandwidth_Bps(int generation, int links);
+
+// Assumption (no public figure): 100 ns per NVLink hop and per NVSwitch traversal.
+inline constexpr double kLinkLatency_s = 100e-9;
+inline constexpr double kNvSwitchLatency_s = 100e-9;
+
+ModelInfo nvlink_model_info();
+
+}  // namespace composim::nvlink

@@ -1,0 +1,67 @@
+// File: models/pcie.hpp
+//
+// PCIe link, switch and cable model.
+//
+// Effective one-direction bandwidth of a link of `lanes` lanes at generation g, carrying
+// memory-write TLPs of `max_payload_B` bytes each:
+//
+//   bw = lanes * rate_GTps(g) * 1e9 / 8 * encoding(g) * mps / (mps + tlp_overhead_B)
+//
+// encoding: 8b/10b for Gen1-2, 128b/130b for Gen3-5, FLIT 236/256 for Gen6. A Gen3 x16 link
+// at MPS 256 B with 24 B of TLP overhead gives 15.754 GB/s * 256/280 = 14.40 GB/s (the
+// "x16 payload ceiling" in hardware.md); DLLP traffic (ACK/UpdateFC) is not subtracted,
+// which is why measured pinned copies reach 12-13 GB/s on Gen3 rather than 14.4.
+//
+// A switch adds its cut-through latency to every route through it; a cable adds its
+// propagation delay, length_m * propagation_s_per_m, and an optical cable adds one
+// transceiver latency per end.
+//
+// Sources: PCI-SIG base specifications (rates), Intel AN 708 (128b/130b), Intel AN 456
+// (TLP overhead), Broadcom PEX8796 / PEX88096 / PEX89144 datasheets (switch latency).
+#pragma once
+
+#include "models/registry.hpp"
+
+namespace composim::pcie {
+
+// Per-lane transfer rate in GT/s. Throws std::invalid_argument for g outside 1..6.
+double rate_GTps(int generation);
+
+// Line-code efficiency (payload bits per transferred bit) for generation g.
+double encoding_efficiency(int generation);
+
+// Effective one-direction payload bandwidth in bytes/s. Throws std::invalid_argument for an
+// unknown generation, lanes not in {1,2,4,8,16,32}, or a payload size outside 128..4096 B.
+double link_bandwidth_Bps(int generation, int lanes, int max_payload_B = 256,
+                          int tlp_overhead_B = 24);
+
+// Cut-through latency of a switch of generation g, seconds (datasheet figures below).
+double switch_latency_s(int generation);
+
+// TLP overhead with a 4-DW header (64-bit addresses): 16 B header + 4 B LCRC + 2 B sequence
+// number + 2 B framing. Intel AN 456.
+inline constexpr int kTlpOverhead_B = 24;
+// Typical max payload size of root ports and switches. PLX PEX8532 / PEX8796 datasheets.
+inline constexpr int kDefaultMaxPayload_B = 256;
+// Switch latencies, x16 to x16, cut-through. PEX8796 datasheet: 150 ns; PEX88096 (Gen4):
+// 105 ns (Linley Group newsletter 6069, 2019); PEX89144 (Gen5): 115 ns (vendor summary).
+inline constexpr double kSwitchLatencyGen3_s = 150e-9;
+inline constexpr double kSwitchLatencyGen4_s = 105e-9;
+inline constexpr double kSwitchLatencyGen5_s = 115e-9;
+// Signal propagation in single-mode fibre: 4.9 ns/m (group index ~1.468, Corning SMF-28).
+inline constexpr double kOpticalPropagation_s_per_m = 4.9e-9;
+// Propagation in copper twinax cable at a velocity factor of 0.70: 1/(0.70 c) = 4.77 ns/m.
+// Source: typical twinax velocity of propagation (Molex/Amphenol cable datasheets: 0.70-0.78).
+inline constexpr double kCopperPropagation_s_per_m = 4.77e-9;
+// Retimer latency: the PCIe base specification bounds a retimer's latency at 64 ns
+// (PCIe 4.0/5.0 base spec, retimer section); used as the default for retimer nodes.
+inline constexpr double kRetimerLatency_s = 64e-9;
+// Optical transceiver latency per end. No public figure was found (hardware.md); an active
+// optical PCIe cable contains a retimer-class CDR, so the retimer bound is used. Sweep it.
+inline constexpr double kOpticalTransceiverLatency_s = 64e-9;
+
+ModelInfo link_model_info();
+ModelInfo switch_model_info();
+ModelInfo cable_model_info();
+
+}  // namespace composim::pcie

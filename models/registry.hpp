@@ -1,0 +1,43 @@
+// File: models/registry.hpp
+//
+// The model registry: one table of every component model and its parameters (name, unit,
+// default, source). `composim list-models` prints it and the README's model table is
+// generated from it, so documentation and code cannot drift apart (the idea of SST's ELI and
+// ns-3's attributes). Each model header defines `<model>_model_info()` next to the constants
+// it documents; registry.cpp lists those functions once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace composim {
+
+// ParamInfo: one model parameter. `value` is in SI units as given by `unit`.
+struct ParamInfo {
+  std::string name;         // e.g. "switch_latency_gen4_s"
+  std::string unit;         // e.g. "s", "B/s", "B", "1"
+  double value;             // default value, SI
+  std::string description;  // one line
+  std::string source;       // spec, datasheet, paper or measurement; "assumption: ..." if none
+};
+
+// ModelInfo: one component model.
+struct ModelInfo {
+  std::string name;         // e.g. "pcie.link"
+  std::string description;  // what it models
+  std::string equations;    // the equations it applies, in one or two lines
+  std::vector<ParamInfo> params;
+};
+
+// all_models()
+//
+// Every registered model, in a stable order.
+const std::vector<ModelInfo>& all_models();
+
+// format_models_table()
+//
+// The registry as a human-readable text table (what `composim list-models` prints);
+// `markdown` gives a Markdown table instead.
+std::string format_models_table(bool markdown);
+
+}  // namespace composim

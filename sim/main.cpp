@@ -1,0 +1,313 @@
+// composim: command-line entry point.
+//
+//   composim run --trace FILE [--trace FILE ...] --topology NAME|FILE [--ranks N]
+//                [--placement gpu0,gpu1,...] [--out DIR] [--warmup N] [--p2p on|off]
+//   composim import TRACE [--out FILE]
+//   composim topology NAME|FILE [--dot FILE] [--route A B]
+//   composim list-models [--markdown]
+//   composim bench --trace FILE --topology NAME|FILE --ranks N
+//
+// Our own flags are parsed first; --cfg=... and --log=... are handed to SimGrid untouched.
+// Bad input exits with status 2 and one line naming the file and the place.
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/version.h>
+#include <sys/resource.h>
+#include <xbt/log.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "models/error.hpp"
+#include "models/registry.hpp"
+#include "models/units.hpp"
+#include "sim/platform.hpp"
+#include "sim/replay.hpp"
+#include "sim/report.hpp"
+#include "topologies/routing.hpp"
+#include "traces/kineto.hpp"
+#include "traces/workload_json.hpp"
+
+namespace {
+
+using namespace composim;
+
+constexpr const char* kVersion = "0.1.0";
+
+struct RunArgs {
+  std::vector<std::string> traces;
+  std::string topology;
+  int ranks = 0;
+  std::string placement;
+  std::string out;
+  int warmup = -1;
+  std::string p2p;
+  std::string launch_latency;
+};
+
+std::vector<int> parse_placement(const topo::Topology& t, const std::string& text) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    auto n = t.find_node(item);
+    if (!n) {
+      // Accept bare indices into the GPU list.
+      try {
+        size_t pos = 0;
+        int i = std::stoi(item, &pos);
+        if (pos == item.size() && i >= 0 && i < static_cast<int>(t.gpus().size())) n = t.gpus()[i];
+      } catch (...) {
+      }
+    }
+    if (!n || t.nodes()[*n].type != topo::NodeType::gpu)
+      input_error("", "--placement", "\"" + item + "\" is not a GPU of topology \"" + t.name() + "\"");
+    out.push_back(*n);
+  }
+  return out;
+}
+
+std::vector<trace::Workload> load_traces(const std::vector<std::string>& paths) {
+  std::vector<trace::Workload> w;
+  for (const auto& p : paths) w.push_back(trace::load_workload(p));
+  return w;
+}
+
+double peak_rss_MiB() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss / 1024.0;
+}
+
+void start_engine(int argc_sg, std::vector<char*>& argv_sg) {
+  static bool started = false;
+  if (started) return;
+  started = true;
+  xbt_log_control_set("root.thresh:warning");
+  auto* engine = new simgrid::s4u::Engine(&argc_sg, argv_sg.data());
+  (void)engine;
+  sim::configure_engine();
+}
+
+int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv) {
+  topo::Topology topology = topo::Topology::load(a.topology);
+  if (a.p2p == "off") topology.set_p2p_enabled(false);
+  else if (a.p2p == "on") topology.set_p2p_enabled(true);
+  auto workloads = load_traces(a.traces);
+  sim::ReplayOptions opt;
+  opt.ranks = a.ranks;
+  if (!a.placement.empty()) opt.placement = parse_placement(topology, a.placement);
+  if (!a.launch_latency.empty()) {
+    try {
+      opt.launch_latency_s = parse_duration_s(a.launch_latency);
+    } catch (const std::invalid_argument& e) {
+      input_error("", "--launch-latency", e.what());
+    }
+  }
+  start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
+  const auto t0 = std::chrono::steady_clock::now();
+  sim::Replay replay(topology, std::move(workloads), opt);
+  sim::ReplayResult result = replay.run();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto& ws = replay.workloads();
+  sim::RunReport rep = sim::analyse(ws, result, a.warmup);
+
+  std::printf("composim %s: %d rank(s) on %s, %zu trace(s)\n", kVersion, replay.rank_count(), topology.name().c_str(), ws.size());
+  std::printf("%-22s %14s %14s %9s\n", "iteration", "measured_ms", "predicted_ms", "error_%");
+  for (const auto& r : rep.iterations)
+    std::printf("%-22s %14.3f %14.3f %+9.2f%s\n", r.name.c_str(), r.measured_s * 1e3, r.predicted_s * 1e3, r.error_pct,
+                r.warmup ? "  (warm-up, excluded)" : "");
+  std::printf("breakdown per iteration: compute %.3f ms, exposed communication %.3f ms, memcpy %.3f ms, idle %.3f ms\n",
+              rep.breakdown.compute_s * 1e3, rep.breakdown.exposed_communication_s * 1e3, rep.breakdown.memcpy_s * 1e3,
+              rep.breakdown.idle_s * 1e3);
+  std::printf("summary: predicted %.3f ms vs measured %.3f ms per iteration (median of %zu), error %+.2f%%; %llu ops, %llu flows, %llu collectives in %.2f s\n",
+              rep.predicted_iteration_s * 1e3, rep.measured_iteration_s * 1e3,
+              static_cast<size_t>(std::count_if(rep.iterations.begin(), rep.iterations.end(), [](const auto& r) { return !r.warmup; })),
+              rep.error_pct, static_cast<unsigned long long>(result.ops_simulated), static_cast<unsigned long long>(result.flows),
+              static_cast<unsigned long long>(result.collectives), wall);
+  if (result.collectives_without_size)
+    std::printf("note: %llu collective(s) had no message size in the trace and were replayed at their measured duration\n",
+                static_cast<unsigned long long>(result.collectives_without_size));
+
+  if (!a.out.empty()) {
+    std::map<std::string, std::string> meta;
+    meta["topology"] = topology.name();
+    meta["topology_file"] = topology.file();
+    std::string traces;
+    for (const auto& w : ws) traces += (traces.empty() ? "" : ";") + w.source;
+    meta["traces"] = traces;
+    meta["composim_version"] = kVersion;
+    meta["simgrid_version"] = SIMGRID_VERSION_STRING;
+    std::string placement;
+    for (const auto& rt : result.ranks) placement += (placement.empty() ? "" : ",") + topology.nodes()[rt.gpu_node].name;
+    meta["placement"] = placement;
+    sim::write_files_atomically(a.out, {{"summary.json", sim::summary_json(rep, result, meta)},
+                                        {"iterations.csv", sim::iterations_csv(rep)},
+                                        {"timeline.json", sim::timeline_json(ws, result, topology)}});
+    std::printf("wrote %s/summary.json, iterations.csv, timeline.json\n", a.out.c_str());
+  }
+  return 0;
+}
+
+int cmd_import(const std::string& path, const std::string& out) {
+  trace::Workload w = trace::load_workload(path);
+  std::printf("%s: format %s, rank %d of %d, GPU \"%s\"\n", path.c_str(), w.format.c_str(), w.rank, w.world_size, w.gpu_model.c_str());
+  std::printf("  %zu CPU threads, %zu CPU ops, %zu streams\n", w.threads.size(), w.cpu_op_count(), w.streams.size());
+  std::printf("  kernels %zu (NCCL %zu), memcpy %zu, memset %zu, collectives %zu, iterations %zu\n", w.kernel_count(),
+              w.count(trace::GpuOpKind::collective), w.count(trace::GpuOpKind::memcpy), w.count(trace::GpuOpKind::memset),
+              w.collectives.size(), w.iterations.size());
+  if (!out.empty()) {
+    const std::string text = trace::workload_to_json(w);
+    const std::string tmp = out + ".tmp";
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    f.close();
+    if (!f || std::rename(tmp.c_str(), out.c_str()) != 0) {
+      std::remove(tmp.c_str());
+      input_error(out, "", "cannot write the workload file");
+    }
+    std::printf("wrote %s\n", out.c_str());
+  }
+  return 0;
+}
+
+int cmd_topology(const std::string& name, const std::string& dot, const std::vector<std::string>& route_ends) {
+  topo::Topology t = topo::Topology::load(name);
+  if (route_ends.size() == 2) {
+    auto a = t.find_node(route_ends[0]), b = t.find_node(route_ends[1]);
+    if (!a || !b) input_error(t.file(), "--route", "unknown node \"" + (a ? route_ends[1] : route_ends[0]) + "\"");
+    std::printf("%s\n", topo::describe(t, topo::route(t, *a, *b)).c_str());
+    return 0;
+  }
+  std::printf("topology %s (%s): %zu nodes, %zu links, %zu GPUs, P2P %s\n", t.name().c_str(), t.file().c_str(), t.nodes().size(),
+              t.links().size(), t.gpus().size(), t.p2p_enabled() ? "on" : "off");
+  std::printf("nodes:\n");
+  for (const auto& n : t.nodes())
+    std::printf("  %-14s %-20s%s%s latency %.3f us\n", n.name.c_str(), std::string(topo::to_string(n.type)).c_str(),
+                n.model.empty() ? "" : (" " + n.model).c_str(), n.type == topo::NodeType::gpu ? (n.p2p ? " P2P" : " no-P2P") : "",
+                n.latency_s * 1e6);
+  std::printf("links:\n");
+  for (const auto& l : t.links())
+    std::printf("  %-22s %-16s %s <-> %s  %.2f GB/s per direction, latency %.3f us\n", l.name.c_str(),
+                std::string(topo::to_string(l.type)).c_str(), t.nodes()[l.from].name.c_str(), t.nodes()[l.to].name.c_str(),
+                l.bandwidth_Bps / 1e9, l.latency_s * 1e6);
+  std::vector<std::pair<int, int>> pairs;
+  const auto& g = t.gpus();
+  for (size_t i = 0; i < g.size(); ++i) {
+    pairs.emplace_back(g[i], t.nearest_host(g[i]));
+    for (size_t j = 0; j < g.size(); ++j)
+      if (i != j) pairs.emplace_back(g[i], g[j]);
+  }
+  std::printf("routes:\n");
+  for (auto [a, b] : pairs) std::printf("  %s\n", topo::describe(t, topo::route(t, a, b)).c_str());
+  if (!dot.empty()) {
+    std::ofstream f(dot);
+    f << t.to_dot();
+    if (!f) input_error(dot, "", "cannot write");
+    std::printf("wrote %s\n", dot.c_str());
+  }
+  return 0;
+}
+
+int cmd_bench(const RunArgs& a, std::vector<char*>& sg_argv) {
+  topo::Topology topology = topo::Topology::load(a.topology);
+  const auto t_load = std::chrono::steady_clock::now();
+  auto workloads = load_traces(a.traces);
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_load).count();
+  sim::ReplayOptions opt;
+  opt.ranks = a.ranks;
+  start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
+  const auto t0 = std::chrono::steady_clock::now();
+  sim::Replay replay(topology, std::move(workloads), opt);
+  sim::ReplayResult result = replay.run();
+  const double sim_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("bench: %d ranks on %s: %llu operations, %llu flows, %llu collectives\n", replay.rank_count(), topology.name().c_str(),
+              static_cast<unsigned long long>(result.ops_simulated), static_cast<unsigned long long>(result.flows),
+              static_cast<unsigned long long>(result.collectives));
+  std::printf("bench: import %.3f s; graph build + simulation %.3f s = %.0f operations/s; peak RSS %.1f MiB\n", load_s, sim_s,
+              result.ops_simulated / sim_s, peak_rss_MiB());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // SimGrid's own flags go to SimGrid, everything else to us.
+  std::vector<char*> ours{argv[0]}, sg{argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    std::string_view s(argv[i]);
+    if (s.rfind("--cfg=", 0) == 0 || s.rfind("--log=", 0) == 0) sg.push_back(argv[i]);
+    else ours.push_back(argv[i]);
+  }
+  sg.push_back(nullptr);
+
+  CLI::App app{"composim: discrete-event simulator of composable GPU systems for deep-learning training"};
+  app.set_version_flag("--version", std::string("composim ") + kVersion + " (SimGrid " + SIMGRID_VERSION_STRING + ")");
+  app.require_subcommand(1);
+
+  RunArgs run;
+  auto* run_cmd = app.add_subcommand("run", "replay traces on a topology and predict the iteration time");
+  run_cmd->add_option("--trace", run.traces, "trace file (Kineto JSON, .json.gz, or composim IR); repeat for one per rank")->required();
+  run_cmd->add_option("--topology", run.topology, "shipped topology name or JSON file")->required();
+  run_cmd->add_option("--ranks", run.ranks, "replicate a single trace to N ranks (default: its world size)")->check(CLI::PositiveNumber);
+  run_cmd->add_option("--placement", run.placement, "GPU per rank, comma-separated names or indices (default: in order)");
+  run_cmd->add_option("--out", run.out, "write summary.json, iterations.csv and timeline.json here");
+  run_cmd->add_option("--warmup", run.warmup, "exclude the first N steps (default: leading outliers)")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--p2p", run.p2p, "force GPU peer-to-peer on or off")->check(CLI::IsMember({"on", "off"}));
+  run_cmd->add_option("--launch-latency", run.launch_latency, "kernel launch latency, e.g. 2us (default: GPU model)");
+
+  std::string import_path, import_out;
+  auto* import_cmd = app.add_subcommand("import", "import a trace into the workload IR and print its counts");
+  import_cmd->add_option("trace", import_path, "trace file")->required();
+  import_cmd->add_option("--out", import_out, "write the IR as JSON to this file");
+
+  std::string topo_name, topo_dot;
+  std::vector<std::string> route_ends;
+  auto* topo_cmd = app.add_subcommand("topology", "print a topology's nodes, links and routes");
+  topo_cmd->add_option("topology", topo_name, "shipped topology name or JSON file")->required();
+  topo_cmd->add_option("--dot", topo_dot, "write GraphViz to this file");
+  topo_cmd->add_option("--route", route_ends, "print only the route between two endpoints")->expected(2);
+
+  bool markdown = false;
+  auto* models_cmd = app.add_subcommand("list-models", "print the component models and their parameters");
+  models_cmd->add_flag("--markdown", markdown, "as Markdown tables");
+
+  RunArgs bench;
+  auto* bench_cmd = app.add_subcommand("bench", "measure replay throughput (operations/s) and peak memory");
+  bench_cmd->add_option("--trace", bench.traces, "trace file")->required();
+  bench_cmd->add_option("--topology", bench.topology, "topology")->required();
+  bench_cmd->add_option("--ranks", bench.ranks, "replicate to N ranks")->check(CLI::PositiveNumber);
+
+  try {
+    app.parse(static_cast<int>(ours.size()), ours.data());
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+
+  try {
+    if (*run_cmd) return cmd_run(run, sg);
+    if (*import_cmd) return cmd_import(import_path, import_out);
+    if (*topo_cmd) return cmd_topology(topo_name, topo_dot, route_ends);
+    if (*models_cmd) {
+      std::fputs(format_models_table(markdown).c_str(), stdout);
+      return 0;
+    }
+    if (*bench_cmd) return cmd_bench(bench, sg);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "composim: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "composim: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,82 @@
+#include "sim/platform.hpp"
+
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace composim::sim {
+
+namespace sg4 = simgrid::s4u;
+
+void configure_engine() {
+  // LV08 (the default) is calibrated for TCP; PCIe, NVLink and optical links are not TCP.
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+}
+
+Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs) : topo_(t) {
+  auto* zone = sg4::create_full_zone(t.name());
+  const auto& nodes = t.nodes();
+  hosts_.assign(nodes.size(), nullptr);
+  std::vector<sg4::Link*> node_latency(nodes.size(), nullptr), memory(nodes.size(), nullptr);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes[i];
+    if (n.is_endpoint()) hosts_[i] = zone->create_host(n.name, 1e9)->seal();
+    if (n.latency_s > 0)
+      node_latency[i] = zone->create_link(n.name + ":latency", 1e15)
+                            ->set_latency(n.latency_s)
+                            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                            ->seal();
+    if (n.type == topo::NodeType::host)
+      memory[i] = zone->create_link(n.name + ":memory", n.memory_bandwidth_Bps)->set_latency(0)->seal();
+  }
+  std::vector<sg4::Link*> links;
+  for (const auto& l : t.links())
+    links.push_back(zone->create_split_duplex_link(l.name, l.bandwidth_Bps)->set_latency(l.latency_s)->seal());
+
+  for (auto [src, dst] : pairs) {
+    if (src == dst) continue;
+    if (routes_.count({src, dst})) continue;
+    topo::Route r = topo::route(t, src, dst);
+    std::vector<sg4::LinkInRoute> path;
+    auto add_memory = [&](int h) {
+      if (memory[h]) path.emplace_back(memory[h]);
+    };
+    auto add_node = [&](int n) {
+      if (node_latency[n]) path.emplace_back(node_latency[n]);
+    };
+    if (nodes[src].type == topo::NodeType::host) {
+      add_memory(src);
+      add_node(src);
+    }
+    size_t transit_i = 0;
+    for (size_t h = 0; h < r.hops.size(); ++h) {
+      const auto& hop = r.hops[h];
+      path.emplace_back(links[hop.link], hop.forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+      if (h + 1 < r.hops.size()) {
+        const int n = r.transit[transit_i++];
+        add_node(n);
+        if (r.staged && nodes[n].type == topo::NodeType::host &&
+            std::find(r.memory_hosts.begin(), r.memory_hosts.end(), n) != r.memory_hosts.end())
+          add_memory(n);
+      }
+    }
+    if (nodes[dst].type == topo::NodeType::host) {
+      add_node(dst);
+      add_memory(dst);
+    }
+    zone->add_route(hosts_[src]->get_netpoint(), hosts_[dst]->get_netpoint(), nullptr, nullptr, path, false);
+    routes_.emplace(std::make_pair(src, dst), std::move(r));
+  }
+  zone->seal();
+}
+
+const topo::Route& Platform::route(int src, int dst) const {
+  auto it = routes_.find({src, dst});
+  if (it == routes_.end()) throw std::logic_error("route not built");
+  return it->second;
+}
+
+}  // namespace composim::sim

@@ -1,0 +1,44 @@
+// File: sim/platform.hpp
+//
+// Builds the SimGrid platform of a Topology: one SimGrid host per endpoint (GPU, NIC, host
+// memory), one split-duplex link per topology link (UP = from -> to), one FATPIPE latency
+// link per transit node with a latency (switch, root complex, NVSwitch, retimer, ...), and
+// one SHARED link per host memory (reads and writes share DRAM bandwidth). Routes are the
+// ones of topologies/routing.hpp, added explicitly to a full zone for the endpoint pairs the
+// run needs. The network model is CM02 with cross-traffic off, so a lone transfer takes
+// exactly latency + bytes / bottleneck.
+//
+// Must be called once per process, after the simgrid::s4u::Engine is created and before
+// anything else creates a zone.
+#pragma once
+
+#include <simgrid/s4u/Host.hpp>
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "topologies/routing.hpp"
+
+namespace composim::sim {
+
+// Sets CM02, crosstraffic:0 and quiet logging; must run before the first zone is created.
+void configure_engine();
+
+class Platform {
+ public:
+  // `pairs`: (src, dst) endpoint node pairs to route (directed).
+  Platform(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs);
+
+  simgrid::s4u::Host* host_of(int node) const { return hosts_.at(node); }
+  const topo::Route& route(int src, int dst) const;
+  // Name of the topology link (or node) behind a SimGrid link name.
+  const topo::Topology& topology() const { return topo_; }
+
+ private:
+  const topo::Topology& topo_;
+  std::vector<simgrid::s4u::Host*> hosts_;  // by node index; nullptr for transit nodes
+  std::map<std::pair<int, int>, topo::Route> routes_;
+};
+
+}  // namespace composim::sim

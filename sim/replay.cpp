@@ -1,0 +1,566 @@
+#include "sim/replay.hpp"
+
+#include <simgrid/kernel/Timer.hpp>
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "models/error.hpp"
+#include "models/gpu.hpp"
+
+namespace composim::sim {
+
+namespace sg4 = simgrid::s4u;
+using trace::GpuOpKind;
+using trace::Workload;
+
+namespace {
+
+enum class NodeKind : std::uint8_t { origin, cpu, gpu_timed, gpu_copy, gpu_collective };
+
+// The dependency graph of one workload, shared by every rank that replays it.
+struct Graph {
+  std::int32_t n = 0;
+  std::vector<std::int32_t> cpu_base;  // [thread] -> node of op 0
+  std::int32_t gpu_base = 0;
+  std::vector<NodeKind> kind;
+  std::vector<double> dur_s;
+  std::vector<std::int32_t> ndeps;
+  std::vector<std::uint32_t> succ_begin;  // CSR, size n + 1
+  std::vector<std::int32_t> succ;
+  std::vector<double> succ_delay_s;
+  std::vector<std::uint8_t> succ_program_order;  // edge is a thread's program order
+};
+
+struct Edge {
+  std::int32_t from, to;
+  double delay_s;
+  bool program_order;
+};
+
+Graph build_graph(const Workload& w, double launch_latency_s) {
+  Graph g;
+  std::int32_t next = 1;  // node 0 is the origin (t = 0)
+  for (const auto& t : w.threads) {
+    g.cpu_base.push_back(next);
+    next += static_cast<std::int32_t>(t.ops.size());
+  }
+  g.gpu_base = next;
+  next += static_cast<std::int32_t>(w.gpu_ops.size());
+  g.n = next;
+  g.kind.assign(g.n, NodeKind::cpu);
+  g.dur_s.assign(g.n, 0.0);
+  g.kind[0] = NodeKind::origin;
+  std::vector<Edge> edges;
+  edges.reserve(static_cast<size_t>(g.n) * 2);
+  auto ns = [](std::int64_t v) { return static_cast<double>(v) * 1e-9; };
+  auto gpu_end_ns = [&](std::int32_t gi) { return w.gpu_ops[gi].ts_ns + w.gpu_ops[gi].dur_ns; };
+
+  // A call that launches work and then blocks on it (a blocking memcpy) enqueues the work
+  // when it starts, not when it returns: its launch edge leaves from the call's start.
+  struct LaunchFrom {
+    std::int32_t node;
+    double delay_s;
+  };
+  std::vector<LaunchFrom> blocking_launch(w.gpu_ops.size(), {-1, 0.0});
+  for (size_t ti = 0; ti < w.threads.size(); ++ti) {
+    const auto& ops = w.threads[ti].ops;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const auto& op = ops[k];
+      const std::int32_t id = g.cpu_base[ti] + static_cast<std::int32_t>(k);
+      const std::int32_t prev = k == 0 ? 0 : id - 1;
+      const std::int64_t prev_end = k == 0 ? 0 : ops[k - 1].ts_ns + ops[k - 1].dur_ns;
+      const double gap = ns(std::max<std::int64_t>(0, op.ts_ns - prev_end));
+      if (op.blocking && op.gpu_op >= 0) blocking_launch[op.gpu_op] = {prev, gap + launch_latency_s};
+      if (op.blocking && !op.waits.empty()) {
+        std::int64_t awaited_end = 0;
+        for (auto x : op.waits) awaited_end = std::max(awaited_end, gpu_end_ns(x));
+        const bool waited = awaited_end >= op.ts_ns;
+        const double ret = waited ? ns(std::clamp<std::int64_t>(op.ts_ns + op.dur_ns - awaited_end, 0, op.dur_ns)) : 0.0;
+        edges.push_back({prev, id, waited ? gap : gap + ns(op.dur_ns), true});
+        for (auto x : op.waits) edges.push_back({g.gpu_base + x, id, ret, false});
+        g.dur_s[id] = 0;
+      } else {
+        edges.push_back({prev, id, gap, true});
+        g.dur_s[id] = ns(op.dur_ns);
+      }
+    }
+  }
+  for (size_t s = 0; s < w.streams.size(); ++s) {
+    const auto& order = w.streams[s].ops;
+    for (size_t k = 1; k < order.size(); ++k) edges.push_back({g.gpu_base + order[k - 1], g.gpu_base + order[k], 0.0, false});
+    if (!order.empty() && w.gpu_ops[order[0]].launch_thread < 0) edges.push_back({0, g.gpu_base + order[0], 0.0, false});
+  }
+  for (size_t gi = 0; gi < w.gpu_ops.size(); ++gi) {
+    const auto& op = w.gpu_ops[gi];
+    const std::int32_t id = g.gpu_base + static_cast<std::int32_t>(gi);
+    if (blocking_launch[gi].node >= 0) {
+      edges.push_back({blocking_launch[gi].node, id, blocking_launch[gi].delay_s, false});
+    } else if (op.launch_thread >= 0) {
+      edges.push_back({g.cpu_base[op.launch_thread] + op.launch_op, id, launch_latency_s, false});
+    } else {
+      // No launch recorded (sampled trace): not before its measured start.
+      edges.push_back({0, id, ns(op.ts_ns), false});
+    }
+    for (auto x : op.waits) edges.push_back({g.gpu_base + x, id, 0.0, false});
+    g.dur_s[id] = ns(op.dur_ns);
+    switch (op.kind) {
+      case GpuOpKind::kernel:
+      case GpuOpKind::memset: g.kind[id] = NodeKind::gpu_timed; break;
+      case GpuOpKind::memcpy:
+        g.kind[id] = (op.bytes > 0 && (op.copy == trace::CopyKind::htod || op.copy == trace::CopyKind::dtoh))
+                         ? NodeKind::gpu_copy
+                         : NodeKind::gpu_timed;
+        break;
+      case GpuOpKind::collective: g.kind[id] = NodeKind::gpu_collective; break;
+    }
+  }
+  // CSR.
+  g.ndeps.assign(g.n, 0);
+  g.succ_begin.assign(g.n + 1, 0);
+  for (const auto& e : edges) {
+    ++g.succ_begin[e.from + 1];
+    ++g.ndeps[e.to];
+  }
+  for (std::int32_t i = 0; i < g.n; ++i) g.succ_begin[i + 1] += g.succ_begin[i];
+  g.succ.resize(edges.size());
+  g.succ_delay_s.resize(edges.size());
+  g.succ_program_order.resize(edges.size());
+  std::vector<std::uint32_t> fill(g.succ_begin.begin(), g.succ_begin.end() - 1);
+  for (const auto& e : edges) {
+    const auto at = fill[e.from]++;
+    g.succ[at] = e.to;
+    g.succ_delay_s[at] = e.delay_s;
+    g.succ_program_order[at] = e.program_order;
+  }
+  return g;
+}
+
+std::string human_bytes(double b) {
+  char buf[32];
+  if (b >= 1 << 20) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1 << 20));
+  else if (b >= 1 << 10) std::snprintf(buf, sizeof buf, "%.1f KiB", b / (1 << 10));
+  else std::snprintf(buf, sizeof buf, "%.0f B", b);
+  return buf;
+}
+
+}  // namespace
+
+struct Replay::Impl {
+  const topo::Topology& topo;
+  std::vector<Workload> workloads;
+  ReplayOptions opt;
+  int nranks = 0;
+  bool replicated = true;
+  std::vector<int> rank_workload;  // rank -> workload index
+  std::vector<int> rank_gpu;       // rank -> topology node
+  std::vector<Graph> graphs;
+
+  // Collective instances.
+  struct Member {
+    int rank;
+    std::int32_t node;
+  };
+  struct Instance {
+    std::string label;  // "all_reduce #3 of communicator 0 (25.3 MiB)"
+    std::vector<Member> members;
+    int expected = 0;
+    int arrived = 0;
+    collective::Kind kind = collective::Kind::unknown;
+    double in_bytes = 0;
+    collective::Protocol protocol = collective::Protocol::simple;
+    bool protocol_from_trace = false;
+    double measured_dur_s = INFINITY;
+    double latency_s = 0;  // NCCL latency term, added after the last flow
+    int flows_left = 0;
+  };
+  std::vector<Instance> instances;
+  std::vector<std::vector<std::int32_t>> instance_of;  // [rank][collective index] -> instance
+
+  // Run state.
+  struct RankState {
+    std::vector<std::int32_t> remaining;
+    std::vector<double> release, start, end;
+  };
+  std::vector<RankState> state;
+  std::unique_ptr<Platform> platform;
+  std::vector<std::uint64_t> worklist;
+  std::uint64_t completed = 0, total = 0, flows = 0, instances_done = 0, no_size = 0;
+  struct CommTag {
+    bool collective;
+    int rank;
+    std::int32_t node;
+    std::int32_t instance;
+    sg4::CommPtr comm;  // kept alive until it completes (SimGrid needs the handle)
+  };
+  std::deque<CommTag> tags;
+  std::vector<sg4::CommPtr> graveyard;  // completed; released at the next timer
+
+  Impl(const topo::Topology& t, std::vector<Workload> w, ReplayOptions o) : topo(t), workloads(std::move(w)), opt(std::move(o)) {}
+
+  static std::uint64_t pack(int rank, std::int32_t node) { return (static_cast<std::uint64_t>(rank) << 32) | static_cast<std::uint32_t>(node); }
+  static int rank_of(std::uint64_t id) { return static_cast<int>(id >> 32); }
+  static std::int32_t node_of(std::uint64_t id) { return static_cast<std::int32_t>(id & 0xffffffffu); }
+
+  void setup();
+  void match_collectives();
+  void release(int rank, std::int32_t node);
+  void complete(int rank, std::int32_t node);
+  void drain();
+  void start_copy(int rank, std::int32_t node);
+  void arrive(int rank, std::int32_t node);
+  void start_collective(std::int32_t inst);
+  void finish_collective(std::int32_t inst);
+  void on_comm_done(const sg4::Activity& a);
+  std::string deadlock_report() const;
+};
+
+Replay::Replay(const topo::Topology& topology, std::vector<trace::Workload> workloads, ReplayOptions options)
+    : impl_(std::make_unique<Impl>(topology, std::move(workloads), std::move(options))) {
+  impl_->setup();
+}
+
+Replay::~Replay() = default;
+
+const std::vector<trace::Workload>& Replay::workloads() const { return impl_->workloads; }
+int Replay::rank_count() const { return impl_->nranks; }
+
+void Replay::Impl::setup() {
+  if (workloads.empty()) input_error("", "--trace", "no trace given");
+  replicated = workloads.size() == 1;
+  if (replicated) {
+    nranks = opt.ranks > 0 ? opt.ranks : std::max(1, workloads[0].world_size);
+    rank_workload.assign(nranks, 0);
+  } else {
+    std::stable_sort(workloads.begin(), workloads.end(), [](const Workload& a, const Workload& b) { return a.rank < b.rank; });
+    for (size_t i = 1; i < workloads.size(); ++i)
+      if (workloads[i].rank == workloads[i - 1].rank)
+        input_error(workloads[i].source, "distributedInfo.rank",
+                    "rank " + std::to_string(workloads[i].rank) + " is also the rank of " + workloads[i - 1].source +
+                        "; give one trace per rank");
+    nranks = static_cast<int>(workloads.size());
+    if (opt.ranks > 0 && opt.ranks != nranks)
+      input_error("", "--ranks", "--ranks " + std::to_string(opt.ranks) + " with " + std::to_string(nranks) +
+                                     " traces: --ranks replicates a single trace; give one or the other");
+    for (int r = 0; r < nranks; ++r) rank_workload.push_back(r);
+  }
+  const auto& gpus = topo.gpus();
+  if (opt.placement.empty()) {
+    if (nranks > static_cast<int>(gpus.size()))
+      input_error(topo.file(), "", std::to_string(nranks) + " ranks but topology \"" + topo.name() + "\" has only " +
+                                       std::to_string(gpus.size()) + " GPUs (use --ranks N to replay fewer ranks)");
+    rank_gpu.assign(gpus.begin(), gpus.begin() + nranks);
+  } else {
+    if (static_cast<int>(opt.placement.size()) != nranks)
+      input_error("", "--placement", "gives " + std::to_string(opt.placement.size()) + " GPUs for " + std::to_string(nranks) + " ranks");
+    rank_gpu = opt.placement;
+    std::set<int> seen;
+    for (int g : rank_gpu)
+      if (!seen.insert(g).second) input_error("", "--placement", "GPU \"" + topo.nodes()[g].name + "\" is given twice");
+  }
+  const double launch_latency = opt.launch_latency_s >= 0 ? opt.launch_latency_s : gpu::kLaunchLatency_s;
+  for (const auto& w : workloads) graphs.push_back(build_graph(w, launch_latency));
+  match_collectives();
+}
+
+void Replay::Impl::match_collectives() {
+  instance_of.resize(nranks);
+  std::map<std::tuple<std::string, int, std::uint64_t>, std::int32_t> by_key;
+  for (int r = 0; r < nranks; ++r) {
+    const Workload& w = workloads[rank_workload[r]];
+    const Graph& g = graphs[rank_workload[r]];
+    instance_of[r].assign(w.collectives.size(), -1);
+    for (size_t ci = 0; ci < w.collectives.size(); ++ci) {
+      const auto& c = w.collectives[ci];
+      const auto& comm = w.communicators[c.communicator];
+      // Members of this rank's communicator and the group key.
+      std::vector<int> members;
+      int block = 0;
+      if (replicated) {
+        const int size = comm.ranks.empty() ? nranks : std::min<int>(static_cast<int>(comm.ranks.size()), nranks);
+        const int group_size = (static_cast<int>(comm.ranks.size()) >= w.world_size || comm.ranks.empty()) ? nranks : size;
+        block = r / group_size;
+        for (int m = block * group_size; m < std::min(nranks, (block + 1) * group_size); ++m) members.push_back(m);
+      } else if (comm.ranks.empty()) {
+        for (int m = 0; m < nranks; ++m) members.push_back(m);
+      } else {
+        for (int gr : comm.ranks) {
+          int found = -1;
+          for (int m = 0; m < nranks; ++m)
+            if (workloads[rank_workload[m]].rank == gr) found = m;
+          if (found < 0)
+            input_error(w.source, "collective " + std::string(collective::to_string(c.kind)) + " #" + std::to_string(c.seq) +
+                                      " of communicator " + comm.name,
+                        "needs rank " + std::to_string(gr) + ", which has no trace (give every member's trace, or one trace to replicate)");
+          members.push_back(found);
+        }
+      }
+      auto key = std::make_tuple(comm.name, block, c.seq);
+      auto [it, inserted] = by_key.emplace(key, static_cast<std::int32_t>(instances.size()));
+      if (inserted) {
+        Instance inst;
+        inst.label = std::string(collective::to_string(c.kind)) + " #" + std::to_string(c.seq) + " of communicator \"" +
+                     comm.name + "\" (" + (c.in_bytes ? human_bytes(static_cast<double>(c.in_bytes)) : "size unknown") + ")";
+        inst.expected = static_cast<int>(members.size());
+        inst.kind = c.kind;
+        inst.in_bytes = static_cast<double>(c.in_bytes);
+        inst.protocol = c.protocol;
+        inst.protocol_from_trace = c.protocol_from_trace;
+        instances.push_back(std::move(inst));
+      } else {
+        const Instance& inst = instances[it->second];
+        if (inst.kind != c.kind || inst.in_bytes != static_cast<double>(c.in_bytes))
+          input_error(w.source, "rank " + std::to_string(w.rank) + ", collective #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\"",
+                      "mismatched collective: this rank has " + std::string(collective::to_string(c.kind)) + " of " +
+                          human_bytes(static_cast<double>(c.in_bytes)) + ", rank " +
+                          std::to_string(workloads[rank_workload[inst.members.front().rank]].rank) + " has " + inst.label);
+      }
+      Instance& inst = instances[it->second];
+      inst.members.push_back({r, g.gpu_base + c.gpu_op});
+      inst.measured_dur_s = std::min(inst.measured_dur_s, w.gpu_ops[c.gpu_op].dur_ns * 1e-9);
+      instance_of[r][ci] = it->second;
+    }
+  }
+  // A collective that some member never reaches would hang: report it now.
+  for (const auto& inst : instances) {
+    if (static_cast<int>(inst.members.size()) == inst.expected) continue;
+    std::set<int> present;
+    for (const auto& m : inst.members) present.insert(m.rank);
+    std::string reached, missing;
+    for (int m = 0; m < nranks; ++m) {
+      const std::string id = std::to_string(workloads[rank_workload[m]].rank);
+      if (present.count(m)) reached += (reached.empty() ? "" : ",") + id;
+    }
+    const Workload& w0 = workloads[rank_workload[inst.members.front().rank]];
+    for (int m = 0; m < nranks; ++m)
+      if (!present.count(m)) missing += (missing.empty() ? "" : ",") + std::to_string(workloads[rank_workload[m]].rank);
+    input_error(w0.source, inst.label,
+                "ranks [" + missing + "] never reach this collective, which ranks [" + reached + "] launch; the job would hang");
+  }
+}
+
+void Replay::Impl::release(int rank, std::int32_t node) {
+  const Graph& g = graphs[rank_workload[rank]];
+  RankState& s = state[rank];
+  const double now = sg4::Engine::get_clock();
+  const double at = s.release[node];
+  if (g.kind[node] != NodeKind::cpu || s.start[node] < 0) s.start[node] = at;
+  switch (g.kind[node]) {
+    case NodeKind::origin:
+    case NodeKind::cpu:
+    case NodeKind::gpu_timed: {
+      const double end = at + g.dur_s[node];
+      if (end <= now) {
+        worklist.push_back(pack(rank, node));
+      } else {
+        simgrid::kernel::timer::Timer::set(end, [this, rank, node] {
+          graveyard.clear();
+          worklist.push_back(pack(rank, node));
+          drain();
+        });
+      }
+      break;
+    }
+    case NodeKind::gpu_copy:
+      if (at <= now) start_copy(rank, node);
+      else simgrid::kernel::timer::Timer::set(at, [this, rank, node] { start_copy(rank, node); });
+      break;
+    case NodeKind::gpu_collective:
+      if (at <= now) arrive(rank, node);
+      else simgrid::kernel::timer::Timer::set(at, [this, rank, node] { arrive(rank, node); });
+      break;
+  }
+}
+
+void Replay::Impl::drain() {
+  while (!worklist.empty()) {
+    const std::uint64_t id = worklist.back();
+    worklist.pop_back();
+    complete(rank_of(id), node_of(id));
+  }
+}
+
+void Replay::Impl::complete(int rank, std::int32_t node) {
+  const Graph& g = graphs[rank_workload[rank]];
+  RankState& s = state[rank];
+  const double now = sg4::Engine::get_clock();
+  s.end[node] = now;
+  ++completed;
+  for (auto e = g.succ_begin[node]; e < g.succ_begin[node + 1]; ++e) {
+    const std::int32_t to = g.succ[e];
+    const double t = now + g.succ_delay_s[e];
+    if (t > s.release[to]) s.release[to] = t;
+    if (g.succ_program_order[e]) s.start[to] = t;
+    if (--s.remaining[to] == 0) release(rank, to);
+  }
+}
+
+void Replay::Impl::start_copy(int rank, std::int32_t node) {
+  const Graph& g = graphs[rank_workload[rank]];
+  const Workload& w = workloads[rank_workload[rank]];
+  const auto& op = w.gpu_ops[node - g.gpu_base];
+  const int gpu_node = rank_gpu[rank];
+  const int host_node = topo.nearest_host(gpu_node);
+  sg4::Host* src = platform->host_of(op.copy == trace::CopyKind::htod ? host_node : gpu_node);
+  sg4::Host* dst = platform->host_of(op.copy == trace::CopyKind::htod ? gpu_node : host_node);
+  auto comm = sg4::Comm::sendto_init(src, dst);
+  tags.push_back({false, rank, node, -1, comm});
+  comm->set_payload_size(op.bytes);
+  comm->set_data(&tags.back());
+  comm->start();
+  ++flows;
+}
+
+void Replay::Impl::arrive(int rank, std::int32_t node) {
+  const Graph& g = graphs[rank_workload[rank]];
+  const Workload& w = workloads[rank_workload[rank]];
+  const auto& op = w.gpu_ops[node - g.gpu_base];
+  const std::int32_t inst = instance_of[rank][op.collective];
+  if (++instances[inst].arrived == instances[inst].expected) start_collective(inst);
+}
+
+void Replay::Impl::start_collective(std::int32_t id) {
+  Instance& inst = instances[id];
+  const int n = static_cast<int>(inst.members.size());
+  if (inst.in_bytes <= 0 || n <= 1) {
+    // No size in the trace (or a one-rank communicator): the kernel's measured duration,
+    // synchronised across members. The fastest member's duration is the least waiting.
+    if (inst.in_bytes <= 0) ++no_size;
+    const double end = sg4::Engine::get_clock() + (std::isfinite(inst.measured_dur_s) ? inst.measured_dur_s : 0.0);
+    simgrid::kernel::timer::Timer::set(end, [this, id] { finish_collective(id); });
+    return;
+  }
+  std::vector<int> ring;
+  for (const auto& m : inst.members) ring.push_back(m.rank);
+  std::sort(ring.begin(), ring.end());
+  bool all_nvlink = true;
+  for (int i = 0; i < n; ++i)
+    all_nvlink = all_nvlink && platform->route(rank_gpu[ring[i]], rank_gpu[ring[(i + 1) % n]]).nvlink;
+  const auto link_class = all_nvlink ? collective::LinkClass::nvlink : collective::LinkClass::pcie;
+  const auto proto = inst.protocol_from_trace ? inst.protocol : collective::choose_protocol(inst.in_bytes, link_class);
+  const auto sched = collective::ring_schedule(inst.kind, n, inst.in_bytes);
+  const double wire = sched.bytes_per_rank / collective::wire_efficiency(proto);
+  inst.flows_left = 0;
+  auto flow = [&](int from, int to, double bytes) {
+    auto comm = sg4::Comm::sendto_init(platform->host_of(rank_gpu[from]), platform->host_of(rank_gpu[to]));
+    tags.push_back({true, from, -1, id, comm});
+    comm->set_payload_size(static_cast<std::uint64_t>(std::llround(bytes)));
+    comm->set_data(&tags.back());
+    comm->start();
+    ++inst.flows_left;
+    ++flows;
+  };
+  if (inst.kind == collective::Kind::all_to_all) {
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        if (i != j) flow(ring[i], ring[j], wire / (n - 1));
+  } else {
+    for (int i = 0; i < n; ++i) flow(ring[i], ring[(i + 1) % n], wire);
+  }
+  // Latency is added when the last flow ends (finish_collective via on_comm_done).
+  inst.latency_s = collective::latency_s(proto, link_class, sched.steps);
+}
+
+void Replay::Impl::finish_collective(std::int32_t id) {
+  graveyard.clear();
+  ++instances_done;
+  for (const auto& m : instances[id].members) worklist.push_back(pack(m.rank, m.node));
+  drain();
+}
+
+void Replay::Impl::on_comm_done(const sg4::Activity& a) {
+  auto* tag = a.get_data<CommTag>();
+  if (!tag) return;
+  graveyard.push_back(std::move(tag->comm));
+  if (!tag->collective) {
+    worklist.push_back(pack(tag->rank, tag->node));
+    drain();
+    return;
+  }
+  Instance& inst = instances[tag->instance];
+  if (--inst.flows_left == 0) {
+    const std::int32_t id = tag->instance;
+    const double latency = inst.latency_s;
+    simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + latency, [this, id] { finish_collective(id); });
+  }
+}
+
+std::string Replay::Impl::deadlock_report() const {
+  std::ostringstream out;
+  int shown = 0;
+  for (const auto& inst : instances) {
+    if (inst.arrived == inst.expected || inst.arrived == 0) continue;
+    if (shown++ == 3) break;
+    out << (shown > 1 ? "; " : "") << inst.label << " reached by " << inst.arrived << " of " << inst.expected << " ranks";
+  }
+  if (shown == 0) out << "operations wait on each other in a cycle (event waits across streams)";
+  return out.str();
+}
+
+ReplayResult Replay::run() {
+  Impl& m = *impl_;
+  // Routes: every ordered pair of placed GPUs, and each GPU with its host.
+  std::vector<std::pair<int, int>> pairs;
+  for (int a : m.rank_gpu) {
+    const int h = m.topo.nearest_host(a);
+    pairs.emplace_back(a, h);
+    pairs.emplace_back(h, a);
+    for (int b : m.rank_gpu)
+      if (a != b) pairs.emplace_back(a, b);
+  }
+  m.platform = std::make_unique<Platform>(m.topo, pairs);
+  sg4::Activity::on_completion_cb([&m](const sg4::Activity& a) { m.on_comm_done(a); });
+
+  m.state.resize(m.nranks);
+  for (int r = 0; r < m.nranks; ++r) {
+    const Graph& g = m.graphs[m.rank_workload[r]];
+    auto& s = m.state[r];
+    s.remaining = g.ndeps;
+    s.release.assign(g.n, 0.0);
+    s.start.assign(g.n, -1.0);
+    s.end.assign(g.n, -1.0);
+    m.total += g.n;
+  }
+  for (int r = 0; r < m.nranks; ++r) m.release(r, 0);
+  m.drain();
+  sg4::Engine::get_instance()->run();
+  m.graveyard.clear();
+
+  if (m.completed != m.total)
+    input_error("", "replay", "the simulation stopped with " + std::to_string(m.total - m.completed) +
+                                  " operations that never ran: " + m.deadlock_report());
+
+  ReplayResult res;
+  res.makespan_s = sg4::Engine::get_clock();
+  res.flows = m.flows;
+  res.collectives = m.instances_done;
+  res.collectives_without_size = m.no_size;
+  for (int r = 0; r < m.nranks; ++r) {
+    const Graph& g = m.graphs[m.rank_workload[r]];
+    const Workload& w = m.workloads[m.rank_workload[r]];
+    auto& s = m.state[r];
+    RankTimes t;
+    t.rank = r;
+    t.workload = m.rank_workload[r];
+    t.gpu_node = m.rank_gpu[r];
+    for (size_t ti = 0; ti < w.threads.size(); ++ti) {
+      const auto b = s.start.begin() + g.cpu_base[ti];
+      const auto e = s.end.begin() + g.cpu_base[ti];
+      const auto n = static_cast<std::ptrdiff_t>(w.threads[ti].ops.size());
+      t.cpu_start.emplace_back(b, b + n);
+      t.cpu_end.emplace_back(e, e + n);
+    }
+    t.gpu_start.assign(s.start.begin() + g.gpu_base, s.start.end());
+    t.gpu_end.assign(s.end.begin() + g.gpu_base, s.end.end());
+    res.ops_simulated += static_cast<std::uint64_t>(g.n - 1);
+    res.ranks.push_back(std::move(t));
+  }
+  return res;
+}
+
+}  // namespace composim::sim

@@ -1,0 +1,80 @@
+// File: sim/replay.hpp
+//
+// The replay engine: runs the workload graph of every rank on a SimGrid platform and
+// records when each operation started and ended.
+//
+// Semantics (see README "How a replay works"):
+//   * CPU operations of a thread run in trace order; each starts `gap` after the previous
+//     one ended (the measured CPU time between them) and lasts its measured duration.
+//   * A launch makes its GPU operation eligible launch_latency_s after the call returns.
+//   * A GPU operation starts when its stream is free, it is eligible, and the events it
+//     waits for have completed; kernels, memsets and device-local copies last their
+//     measured duration; host<->device copies move their bytes over the topology as
+//     SimGrid flows (so they contend for shared switch uplinks).
+//   * A blocking call (synchronize, blocking memcpy) returns when the awaited GPU work has
+//     ended (plus the measured return latency), or after its own duration if it never
+//     waited in the measurement.
+//   * A collective kernel starts moving data when every member rank has reached it; its
+//     ring flows run on the topology, then all members end together after NCCL's latency.
+//
+// SimGrid is the event engine: fixed durations are SimGrid kernel timers and data
+// movement is SimGrid communications; this file only tracks dependencies.
+//
+// Errors: Replay's constructor throws InputError for inconsistent inputs (more ranks than
+// GPUs, a collective some rank never reaches, mismatched collective sizes); run() throws
+// InputError if the simulation stops with operations that never ran (a deadlock), naming
+// the collectives and ranks involved.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/platform.hpp"
+#include "traces/workload.hpp"
+
+namespace composim::sim {
+
+struct ReplayOptions {
+  int ranks = 0;                    // 0: the traces' world size (single trace) or trace count
+  std::vector<int> placement;       // GPU node per rank; empty: the topology's GPUs in order
+  double launch_latency_s = -1;     // < 0: the GPU model's default
+};
+
+// Start and end, seconds of simulated time, of every operation of one rank.
+struct RankTimes {
+  int rank = 0;
+  int workload = 0;            // index of the workload this rank replays
+  int gpu_node = -1;           // topology node
+  std::vector<std::vector<double>> cpu_start, cpu_end;  // [thread][op]
+  std::vector<double> gpu_start, gpu_end;               // [gpu op]
+};
+
+struct ReplayResult {
+  std::vector<RankTimes> ranks;
+  double makespan_s = 0;
+  std::uint64_t ops_simulated = 0;    // CPU + GPU operations over all ranks
+  std::uint64_t flows = 0;            // SimGrid communications started
+  std::uint64_t collectives = 0;      // collective instances completed
+  std::uint64_t collectives_without_size = 0;  // replayed at measured duration
+};
+
+class Replay {
+ public:
+  // `workloads`: one per trace. With one workload, it is replicated to `ranks` ranks; with
+  // several, each is one rank (ordered by its recorded rank).
+  Replay(const topo::Topology& topology, std::vector<trace::Workload> workloads, ReplayOptions options);
+  ~Replay();
+
+  ReplayResult run();
+
+  const std::vector<trace::Workload>& workloads() const;
+  int rank_count() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace composim::sim

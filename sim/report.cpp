@@ -1,0 +1,299 @@
+#include "sim/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "models/error.hpp"
+
+namespace composim::sim {
+
+using trace::GpuOpKind;
+using trace::Workload;
+
+namespace {
+
+using Interval = std::pair<double, double>;
+
+// Union of intervals clipped to [lo, hi], as a sorted disjoint list.
+std::vector<Interval> unite(std::vector<Interval> v, double lo, double hi) {
+  std::vector<Interval> out;
+  for (auto& [a, b] : v) {
+    a = std::max(a, lo);
+    b = std::min(b, hi);
+  }
+  v.erase(std::remove_if(v.begin(), v.end(), [](const Interval& i) { return i.second <= i.first; }), v.end());
+  std::sort(v.begin(), v.end());
+  for (const auto& i : v) {
+    if (!out.empty() && i.first <= out.back().second) out.back().second = std::max(out.back().second, i.second);
+    else out.push_back(i);
+  }
+  return out;
+}
+
+double length(const std::vector<Interval>& v) {
+  double s = 0;
+  for (const auto& [a, b] : v) s += b - a;
+  return s;
+}
+
+// Length of `a` not covered by `b` (both sorted, disjoint).
+double minus_length(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  double total = 0;
+  size_t j = 0;
+  for (const auto& [s, e] : a) {
+    double covered = 0;
+    while (j < b.size() && b[j].second <= s) ++j;
+    for (size_t k = j; k < b.size() && b[k].first < e; ++k) covered += std::min(e, b[k].second) - std::max(s, b[k].first);
+    total += (e - s) - covered;
+  }
+  return total;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Predicted time of a measured instant `t_ns` on thread `ti`, anchored to the nearest CPU
+// op: the first op starting at or after it, else the last op before it.
+double anchor(const Workload& w, const RankTimes& rt, int ti, std::int64_t t_ns) {
+  const auto& ops = w.threads[ti].ops;
+  auto it = std::lower_bound(ops.begin(), ops.end(), t_ns, [](const trace::CpuOp& op, std::int64_t t) { return op.ts_ns < t; });
+  if (it != ops.end()) {
+    const size_t k = static_cast<size_t>(it - ops.begin());
+    return rt.cpu_start[ti][k] - (it->ts_ns - t_ns) * 1e-9;
+  }
+  if (ops.empty()) return t_ns * 1e-9;
+  const size_t k = ops.size() - 1;
+  return rt.cpu_end[ti][k] + (t_ns - (ops[k].ts_ns + ops[k].dur_ns)) * 1e-9;
+}
+
+std::string fmt(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+}  // namespace
+
+RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& result, int warmup) {
+  RunReport rep;
+  // Per iteration index: measured (max over ranks) and predicted (max over ranks).
+  std::vector<std::vector<std::pair<double, double>>> windows(result.ranks.size());  // predicted [start,end]
+  size_t n_iter = 0;
+  for (const auto& rt : result.ranks) n_iter = std::max(n_iter, workloads[rt.workload].iterations.size());
+  rep.has_marks = n_iter > 0;
+  if (rep.has_marks) {
+    rep.iterations.resize(n_iter);
+    for (size_t ri = 0; ri < result.ranks.size(); ++ri) {
+      const auto& rt = result.ranks[ri];
+      const Workload& w = workloads[rt.workload];
+      for (size_t i = 0; i < w.iterations.size(); ++i) {
+        const auto& it = w.iterations[i];
+        double start = it.ts_ns * 1e-9, end = (it.ts_ns + it.dur_ns) * 1e-9;
+        if (it.thread >= 0) {
+          start = anchor(w, rt, it.thread, it.ts_ns);
+          end = anchor(w, rt, it.thread, it.ts_ns + it.dur_ns);
+        }
+        windows[ri].emplace_back(start, end);
+        auto& r = rep.iterations[i];
+        r.name = it.name;
+        r.measured_s = std::max(r.measured_s, it.dur_ns * 1e-9);
+        r.predicted_s = std::max(r.predicted_s, end - start);
+      }
+    }
+  } else {
+    // Whole trace as one iteration: measured span of the trace vs the replay's span.
+    IterationResult r;
+    r.name = "whole trace";
+    for (size_t ri = 0; ri < result.ranks.size(); ++ri) {
+      const auto& rt = result.ranks[ri];
+      const Workload& w = workloads[rt.workload];
+      std::int64_t lo = INT64_MAX, hi = 0;
+      double plo = INFINITY, phi = 0;
+      for (size_t ti = 0; ti < w.threads.size(); ++ti)
+        for (size_t k = 0; k < w.threads[ti].ops.size(); ++k) {
+          lo = std::min(lo, w.threads[ti].ops[k].ts_ns);
+          hi = std::max(hi, w.threads[ti].ops[k].ts_ns + w.threads[ti].ops[k].dur_ns);
+          plo = std::min(plo, rt.cpu_start[ti][k]);
+          phi = std::max(phi, rt.cpu_end[ti][k]);
+        }
+      for (size_t g = 0; g < w.gpu_ops.size(); ++g) {
+        lo = std::min(lo, w.gpu_ops[g].ts_ns);
+        hi = std::max(hi, w.gpu_ops[g].ts_ns + w.gpu_ops[g].dur_ns);
+        plo = std::min(plo, rt.gpu_start[g]);
+        phi = std::max(phi, rt.gpu_end[g]);
+      }
+      r.measured_s = std::max(r.measured_s, (hi - lo) * 1e-9);
+      r.predicted_s = std::max(r.predicted_s, phi - plo);
+      windows[ri].emplace_back(plo, phi);
+    }
+    rep.iterations.push_back(r);
+  }
+  for (auto& r : rep.iterations) r.error_pct = r.measured_s > 0 ? 100.0 * (r.predicted_s - r.measured_s) / r.measured_s : 0.0;
+
+  // Warm-up: the first `warmup` steps, or leading steps > 20% from the median.
+  size_t skip = 0;
+  if (warmup >= 0) {
+    skip = std::min<size_t>(static_cast<size_t>(warmup), rep.iterations.size() - 1);
+  } else if (rep.iterations.size() > 2) {
+    std::vector<double> all;
+    for (const auto& r : rep.iterations) all.push_back(r.measured_s);
+    const double med = median(all);
+    while (skip + 1 < rep.iterations.size() && std::abs(rep.iterations[skip].measured_s - med) > 0.2 * med) ++skip;
+  }
+  std::vector<double> meas, pred;
+  for (size_t i = 0; i < rep.iterations.size(); ++i) {
+    rep.iterations[i].warmup = i < skip;
+    if (i >= skip) {
+      meas.push_back(rep.iterations[i].measured_s);
+      pred.push_back(rep.iterations[i].predicted_s);
+    }
+  }
+  rep.measured_iteration_s = median(meas);
+  rep.predicted_iteration_s = median(pred);
+  rep.error_pct = rep.measured_iteration_s > 0 ? 100.0 * (rep.predicted_iteration_s - rep.measured_iteration_s) / rep.measured_iteration_s : 0;
+
+  // Breakdown over the kept iterations, averaged over ranks and iterations.
+  const double kept = static_cast<double>(rep.iterations.size() - skip);
+  for (size_t ri = 0; ri < result.ranks.size(); ++ri) {
+    const auto& rt = result.ranks[ri];
+    const Workload& w = workloads[rt.workload];
+    if (windows[ri].size() <= skip) continue;
+    const double lo = windows[ri][skip].first, hi = windows[ri].back().second;
+    std::vector<Interval> compute, comm, copy;
+    for (size_t g = 0; g < w.gpu_ops.size(); ++g) {
+      Interval iv{rt.gpu_start[g], rt.gpu_end[g]};
+      switch (w.gpu_ops[g].kind) {
+        case GpuOpKind::kernel: compute.push_back(iv); break;
+        case GpuOpKind::collective: comm.push_back(iv); break;
+        default: copy.push_back(iv); break;
+      }
+    }
+    auto c = unite(compute, lo, hi);
+    auto m = unite(comm, lo, hi);
+    std::vector<Interval> cm = c;
+    cm.insert(cm.end(), m.begin(), m.end());
+    auto cmu = unite(cm, lo, hi);
+    auto cp = unite(copy, lo, hi);
+    const double scale = 1.0 / (kept * static_cast<double>(result.ranks.size()));
+    rep.breakdown.compute_s += length(c) * scale;
+    rep.breakdown.exposed_communication_s += minus_length(m, c) * scale;
+    const double copy_exposed = minus_length(cp, cmu);
+    rep.breakdown.memcpy_s += copy_exposed * scale;
+    rep.breakdown.idle_s += ((hi - lo) - length(cmu) - copy_exposed) * scale;
+  }
+  return rep;
+}
+
+std::string summary_json(const RunReport& rep, const ReplayResult& res, const std::map<std::string, std::string>& meta) {
+  nlohmann::ordered_json j;
+  j["predicted_iteration_s"] = rep.predicted_iteration_s;
+  j["measured_iteration_s"] = rep.measured_iteration_s;
+  j["error_pct"] = rep.error_pct;
+  j["breakdown"] = {{"compute_s", rep.breakdown.compute_s},
+                    {"exposed_communication_s", rep.breakdown.exposed_communication_s},
+                    {"memcpy_s", rep.breakdown.memcpy_s},
+                    {"idle_s", rep.breakdown.idle_s}};
+  auto iters = nlohmann::ordered_json::array();
+  for (const auto& r : rep.iterations)
+    iters.push_back({{"name", r.name}, {"measured_s", r.measured_s}, {"predicted_s", r.predicted_s}, {"error_pct", r.error_pct}, {"warmup", r.warmup}});
+  j["iterations"] = std::move(iters);
+  j["has_step_marks"] = rep.has_marks;
+  j["ranks"] = res.ranks.size();
+  j["simulated_time_s"] = res.makespan_s;
+  j["operations_simulated"] = res.ops_simulated;
+  j["flows"] = res.flows;
+  j["collectives"] = res.collectives;
+  j["collectives_replayed_at_measured_duration"] = res.collectives_without_size;
+  for (const auto& [k, v] : meta) j[k] = v;
+  return j.dump(2) + "\n";
+}
+
+std::string iterations_csv(const RunReport& rep) {
+  std::string s = "iteration,measured_s,predicted_s,error_pct,warmup\n";
+  for (const auto& r : rep.iterations)
+    s += r.name + "," + fmt(r.measured_s) + "," + fmt(r.predicted_s) + "," + fmt(r.error_pct) + "," + (r.warmup ? "1" : "0") + "\n";
+  return s;
+}
+
+std::string timeline_json(const std::vector<Workload>& workloads, const ReplayResult& res, const topo::Topology& topology) {
+  std::string out;
+  out.reserve(1 << 20);
+  out += "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"composim\"},\"traceEvents\":[\n";
+  bool first = true;
+  auto ev = [&](const std::string& body) {
+    if (!first) out += ",\n";
+    first = false;
+    out += body;
+  };
+  auto q = [](const std::string& s) { return nlohmann::json(s).dump(); };
+  for (const auto& rt : res.ranks) {
+    const Workload& w = workloads[rt.workload];
+    const std::string pid = std::to_string(rt.rank);
+    const auto& gpu = topology.nodes()[rt.gpu_node];
+    ev("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + pid + ",\"args\":{\"name\":" +
+       q("rank " + pid + " on " + gpu.name + " (" + gpu.model + ")") + "}}");
+    for (const auto& s : w.streams)
+      ev("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid + ",\"tid\":" + std::to_string(s.id) +
+         ",\"args\":{\"name\":\"stream " + std::to_string(s.id) + "\"}}");
+    for (size_t ti = 0; ti < w.threads.size(); ++ti)
+      ev("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid + ",\"tid\":" + std::to_string(1000000 + ti) +
+         ",\"args\":{\"name\":" + q("CPU thread " + w.threads[ti].id) + "}}");
+    for (size_t g = 0; g < w.gpu_ops.size(); ++g) {
+      const auto& op = w.gpu_ops[g];
+      ev("{\"ph\":\"X\",\"cat\":\"" + std::string(trace::to_string(op.kind)) + "\",\"name\":" + q(w.names[op.name]) +
+         ",\"pid\":" + pid + ",\"tid\":" + std::to_string(w.streams[op.stream].id) + ",\"ts\":" + fmt(rt.gpu_start[g] * 1e6) +
+         ",\"dur\":" + fmt((rt.gpu_end[g] - rt.gpu_start[g]) * 1e6) + ",\"args\":{\"measured_dur_us\":" + fmt(op.dur_ns * 1e-3) +
+         (op.bytes ? ",\"bytes\":" + std::to_string(op.bytes) : "") + "}}");
+    }
+    for (size_t ti = 0; ti < w.threads.size(); ++ti) {
+      const auto& ops = w.threads[ti].ops;
+      for (size_t k = 0; k < ops.size(); ++k)
+        ev("{\"ph\":\"X\",\"cat\":\"cpu\",\"name\":" + q(w.names[ops[k].name]) + ",\"pid\":" + pid +
+           ",\"tid\":" + std::to_string(1000000 + ti) + ",\"ts\":" + fmt(rt.cpu_start[ti][k] * 1e6) +
+           ",\"dur\":" + fmt((rt.cpu_end[ti][k] - rt.cpu_start[ti][k]) * 1e6) + "}");
+    }
+  }
+  out += "\n]}\n";
+  return out;
+}
+
+void write_files_atomically(const std::string& dir, const std::map<std::string, std::string>& files) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) input_error(dir, "", "cannot create output directory: " + ec.message());
+  std::vector<std::pair<fs::path, fs::path>> staged;
+  auto cleanup = [&] {
+    for (const auto& [tmp, final_path] : staged) fs::remove(tmp, ec);
+  };
+  for (const auto& [name, content] : files) {
+    const fs::path final_path = fs::path(dir) / name;
+    const fs::path tmp = fs::path(dir) / ("." + name + ".tmp");
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.close();
+    staged.emplace_back(tmp, final_path);
+    if (!out) {
+      cleanup();
+      input_error(tmp.string(), "", "cannot write output file");
+    }
+  }
+  for (const auto& [tmp, final_path] : staged) {
+    fs::rename(tmp, final_path, ec);
+    if (ec) {
+      cleanup();
+      input_error(final_path.string(), "", "cannot move output into place: " + ec.message());
+    }
+  }
+}
+
+}  // namespace composim::sim

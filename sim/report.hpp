@@ -1,0 +1,60 @@
+// File: sim/report.hpp
+//
+// From a replay to what users read: per-iteration measured vs predicted times, the time
+// breakdown, and the output files (summary.json, iterations.csv, timeline.json).
+//
+// Iterations: each ProfilerStep#N mark is anchored to the CPU operations around it on its
+// thread, so its predicted start and end move with the replayed operations. A step costs
+// what the slowest rank makes it cost (max over ranks). Warm-up steps (leading steps more
+// than 20% away from the median, or the first --warmup N) are reported but excluded from
+// the medians. A trace without marks is one iteration spanning the whole trace.
+//
+// Breakdown, per iteration, averaged over ranks, over the kept iterations' window:
+//   compute = union of kernel time; exposed communication = collective time not overlapped
+//   by compute; memcpy = copy/memset time overlapped by neither; idle = the rest.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/replay.hpp"
+
+namespace composim::sim {
+
+struct IterationResult {
+  std::string name;
+  double measured_s = 0, predicted_s = 0, error_pct = 0;
+  bool warmup = false;
+};
+
+struct Breakdown {
+  double compute_s = 0, exposed_communication_s = 0, memcpy_s = 0, idle_s = 0;
+};
+
+struct RunReport {
+  std::vector<IterationResult> iterations;
+  bool has_marks = false;
+  double predicted_iteration_s = 0, measured_iteration_s = 0, error_pct = 0;
+  Breakdown breakdown;
+};
+
+// analyse()
+//
+// `warmup`: steps to exclude at the start; -1 picks them automatically (see above).
+RunReport analyse(const std::vector<trace::Workload>& workloads, const ReplayResult& result, int warmup);
+
+// Output documents. `meta` goes into summary.json as given (topology, traces, ...).
+std::string summary_json(const RunReport& report, const ReplayResult& result, const std::map<std::string, std::string>& meta);
+std::string iterations_csv(const RunReport& report);
+std::string timeline_json(const std::vector<trace::Workload>& workloads, const ReplayResult& result,
+                          const topo::Topology& topology);
+
+// write_files_atomically()
+//
+// Writes every (file name, content) into `dir` (created if needed) as temporary files,
+// then renames them all into place: a failure leaves no partial output. Throws
+// InputError naming the path on failure.
+void write_files_atomically(const std::string& dir, const std::map<std::string, std::string>& files);
+
+}  // namespace composim::sim

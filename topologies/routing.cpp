@@ -1,0 +1,169 @@
+#include "topologies/routing.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <limits>
+
+#include "models/error.hpp"
+
+namespace composim::topo {
+namespace {
+
+enum class Class { nvlink, pcie };
+
+bool link_in_class(LinkType t, Class c) {
+  if (c == Class::nvlink) return t == LinkType::nvlink;
+  return t == LinkType::pcie || t == LinkType::optical || t == LinkType::cpu_interconnect;
+}
+
+bool transit_in_class(NodeType t, Class c) {
+  if (c == Class::nvlink) return t == NodeType::nvswitch;
+  return t == NodeType::pcie_switch || t == NodeType::host || t == NodeType::retimer ||
+         t == NodeType::optical_transceiver;
+}
+
+// Fewest-hop path from src to dst using only links and transit nodes of class c. Ties are
+// broken by the order of links in the file, so routes are deterministic.
+std::vector<Hop> bfs(const Topology& t, int src, int dst, Class c) {
+  const auto& g = t.graph();
+  const size_t n = t.nodes().size();
+  std::vector<int> via_link(n, -1);
+  std::vector<char> seen(n, 0);
+  std::deque<int> queue{src};
+  seen[src] = 1;
+  while (!queue.empty()) {
+    int v = queue.front();
+    queue.pop_front();
+    if (v == dst) break;
+    if (v != src && !transit_in_class(t.nodes()[v].type, c)) continue;
+    std::vector<std::pair<int, int>> next;  // (link, node)
+    for (auto [e, end] = boost::out_edges(v, g); e != end; ++e) {
+      const int li = g[*e];
+      if (!link_in_class(t.links()[li].type, c)) continue;
+      next.emplace_back(li, static_cast<int>(boost::target(*e, g)));
+    }
+    std::sort(next.begin(), next.end());
+    for (auto [li, w] : next) {
+      if (seen[w]) continue;
+      seen[w] = 1;
+      via_link[w] = li;
+      queue.push_back(w);
+    }
+  }
+  std::vector<Hop> hops;
+  if (!seen[dst]) return hops;
+  for (int v = dst; v != src;) {
+    const Link& l = t.links()[via_link[v]];
+    const bool forward = l.to == v;
+    hops.push_back({via_link[v], forward});
+    v = forward ? l.from : l.to;
+  }
+  std::reverse(hops.begin(), hops.end());
+  return hops;
+}
+
+int hop_target(const Topology& t, const Hop& h) {
+  const Link& l = t.links()[h.link];
+  return h.forward ? l.to : l.from;
+}
+
+void append(const Topology& t, Route& r, const std::vector<Hop>& hops) {
+  for (size_t i = 0; i < hops.size(); ++i) {
+    r.hops.push_back(hops[i]);
+    if (i + 1 < hops.size()) r.transit.push_back(hop_target(t, hops[i]));
+  }
+}
+
+void finish(const Topology& t, Route& r) {
+  r.bottleneck_Bps = std::numeric_limits<double>::infinity();
+  r.latency_s = 0;
+  for (const Hop& h : r.hops) {
+    const Link& l = t.links()[h.link];
+    r.bottleneck_Bps = std::min(r.bottleneck_Bps, l.bandwidth_Bps);
+    r.latency_s += l.latency_s;
+  }
+  for (int n : r.transit) r.latency_s += t.nodes()[n].latency_s;
+  for (int h : r.memory_hosts) {
+    r.bottleneck_Bps = std::min(r.bottleneck_Bps, t.nodes()[h].memory_bandwidth_Bps);
+    // A host at an end of the route adds its root complex latency (transit hosts already did).
+    if (std::find(r.transit.begin(), r.transit.end(), h) == r.transit.end()) r.latency_s += t.nodes()[h].latency_s;
+  }
+}
+
+[[noreturn]] void no_route(const Topology& t, int src, int dst, const std::string& why) {
+  input_error(t.file(), "route " + t.nodes()[src].name + " -> " + t.nodes()[dst].name, why);
+}
+
+}  // namespace
+
+Route route(const Topology& t, int src, int dst) {
+  const auto& nodes = t.nodes();
+  if (!nodes[src].is_endpoint() || !nodes[dst].is_endpoint())
+    no_route(t, src, dst, "routes join endpoints (gpu, nic, host), not transit nodes");
+  if (src == dst) no_route(t, src, dst, "source and destination are the same node");
+  Route r;
+  r.src = src;
+  r.dst = dst;
+  const bool gpu_pair = nodes[src].type == NodeType::gpu && nodes[dst].type == NodeType::gpu;
+  if (gpu_pair) {
+    auto nv = bfs(t, src, dst, Class::nvlink);
+    if (!nv.empty()) {
+      append(t, r, nv);
+      r.nvlink = true;
+      finish(t, r);
+      return r;
+    }
+  }
+  auto path = bfs(t, src, dst, Class::pcie);
+  if (path.empty()) no_route(t, src, dst, "no PCIe or NVLink path between them");
+  if (gpu_pair) {
+    int hosts_crossed = 0;
+    bool blocked = !t.p2p_enabled() || !nodes[src].p2p || !nodes[dst].p2p;
+    for (size_t i = 0; i + 1 < path.size(); ++i) {
+      const Node& n = nodes[hop_target(t, path[i])];
+      if (n.type == NodeType::host) {
+        ++hosts_crossed;
+        if (!n.p2p_across_root_ports) blocked = true;
+      }
+    }
+    if (hosts_crossed > 1) blocked = true;
+    if (blocked) {
+      const int h = t.nearest_host(src);
+      auto up = bfs(t, src, h, Class::pcie);
+      auto down = bfs(t, h, dst, Class::pcie);
+      if (up.empty() || down.empty()) no_route(t, src, dst, "P2P is not possible and there is no staging path through host memory");
+      r.staged = true;
+      append(t, r, up);
+      r.transit.push_back(h);
+      append(t, r, down);
+      r.memory_hosts.push_back(h);
+      finish(t, r);
+      return r;
+    }
+  }
+  append(t, r, path);
+  if (nodes[src].type == NodeType::host) r.memory_hosts.push_back(src);
+  if (nodes[dst].type == NodeType::host) r.memory_hosts.push_back(dst);
+  finish(t, r);
+  return r;
+}
+
+std::string describe(const Topology& t, const Route& r) {
+  std::string s = t.nodes()[r.src].name;
+  int at = r.src;
+  for (const Hop& h : r.hops) {
+    at = hop_target(t, h);
+    s += " -> " + t.nodes()[at].name;
+    if (r.staged && std::find(r.memory_hosts.begin(), r.memory_hosts.end(), at) != r.memory_hosts.end()) s += "(memory)";
+  }
+  char tail[160];
+  const char* kind = r.nvlink ? "NVLink" : r.staged ? "staged via host memory" : "PCIe";
+  std::snprintf(tail, sizeof tail, "  [%s, bottleneck %.2f GB/s, latency %.3f us]", kind, r.bottleneck_Bps / 1e9,
+                r.latency_s * 1e6);
+  return s + tail;
+}
+
+double transfer_time_s(const Route& r, double bytes) { return r.latency_s + bytes / r.bottleneck_Bps; }
+
+}  // namespace composim::topo

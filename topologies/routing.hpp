@@ -1,0 +1,49 @@
+// File: topologies/routing.hpp
+//
+// Routing with PCIe semantics on a Topology.
+//
+// * GPU to GPU: a direct NVLink link; else NVLink through NVSwitches; else the PCIe path,
+//   which in a switch tree turns at the lowest common switch. When that path crosses a
+//   host's root complex without P2P forwarding (p2p_across_root_ports false), crosses two
+//   hosts, or P2P is off (globally or on either GPU), the route is *staged*: up to the
+//   source GPU's nearest host memory and back down, crossing that memory twice.
+// * GPU to host memory, host memory to GPU: the PCIe path through every switch on it.
+// GPUs and NICs are endpoints and never transit nodes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topologies/topology.hpp"
+
+namespace composim::topo {
+
+struct Hop {
+  int link;
+  bool forward;  // traversed from link.from to link.to
+};
+
+struct Route {
+  int src = -1, dst = -1;
+  std::vector<Hop> hops;
+  std::vector<int> transit;      // transit nodes in order (each adds its latency)
+  std::vector<int> memory_hosts; // hosts whose memory the route crosses (endpoints or staging)
+  bool staged = false;           // GPU-to-GPU staged through host memory
+  bool nvlink = false;           // uses NVLink only
+  double bottleneck_Bps = 0;     // min over links and crossed memories
+  double latency_s = 0;          // links + transit nodes + root complexes of memory hosts
+};
+
+// route()
+//
+// The route between two endpoint nodes (GPU, NIC or host). Throws InputError naming both
+// when there is none, or when an endpoint is a transit-only node.
+Route route(const Topology& t, int src, int dst);
+
+// Human-readable one-line description: "gpu0 -> sw0 -> gpu1 [PCIe P2P, 14.40 GB/s, 0.150 us]".
+std::string describe(const Topology& t, const Route& r);
+
+// Time to move `bytes` along the route alone, in seconds: latency + bytes / bottleneck.
+double transfer_time_s(const Route& r, double bytes);
+
+}  // namespace composim::topo

@@ -1,0 +1,386 @@
+#include "topologies/topology.hpp"
+
+#include <algorithm>
+#include <boost/graph/graphviz.hpp>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "models/error.hpp"
+#include "models/host.hpp"
+#include "models/network.hpp"
+#include "models/nvlink.hpp"
+#include "models/pcie.hpp"
+
+namespace composim::topo {
+
+using nlohmann::json;
+
+std::string_view to_string(NodeType t) {
+  switch (t) {
+    case NodeType::host: return "host";
+    case NodeType::pcie_switch: return "pcie_switch";
+    case NodeType::gpu: return "gpu";
+    case NodeType::nic: return "nic";
+    case NodeType::nvswitch: return "nvswitch";
+    case NodeType::retimer: return "retimer";
+    case NodeType::optical_transceiver: return "optical_transceiver";
+    case NodeType::network_switch: return "network_switch";
+  }
+  return "?";
+}
+
+std::string_view to_string(LinkType t) {
+  switch (t) {
+    case LinkType::pcie: return "pcie";
+    case LinkType::nvlink: return "nvlink";
+    case LinkType::optical: return "optical";
+    case LinkType::ethernet: return "ethernet";
+    case LinkType::infiniband: return "infiniband";
+    case LinkType::cpu_interconnect: return "cpu_interconnect";
+  }
+  return "?";
+}
+
+std::string shipped_topology_dir() {
+  if (const char* env = std::getenv("COMPOSIM_TOPOLOGY_DIR")) return env;
+  return COMPOSIM_TOPOLOGY_DIR;
+}
+
+std::vector<std::string> Topology::shipped_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(shipped_topology_dir(), ec))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+namespace {
+
+// Reads typed fields of one JSON object and rejects keys nobody asked for.
+class Fields {
+ public:
+  Fields(const json& obj, std::string file, std::string place) : obj_(obj), file_(std::move(file)), place_(std::move(place)) {
+    if (!obj.is_object()) input_error(file_, place_, "expected a JSON object");
+  }
+  bool has(const char* key) const { return obj_.contains(key); }
+  const json& raw(const char* key) {
+    used_.insert(key);
+    return obj_.at(key);
+  }
+  std::string str(const char* key, std::optional<std::string> def = std::nullopt) {
+    used_.insert(key);
+    if (!obj_.contains(key)) {
+      if (def) return *def;
+      missing(key, "a string");
+    }
+    if (!obj_[key].is_string()) wrong(key, "a string");
+    return obj_[key].get<std::string>();
+  }
+  double num(const char* key, std::optional<double> def = std::nullopt, double min = 0.0) {
+    used_.insert(key);
+    if (!obj_.contains(key)) {
+      if (def) return *def;
+      missing(key, "a number");
+    }
+    if (!obj_[key].is_number()) wrong(key, "a number");
+    double v = obj_[key].get<double>();
+    if (!(v >= min)) wrong(key, "a number >= " + fmt(min));
+    return v;
+  }
+  int integer(const char* key, std::optional<int> def = std::nullopt) {
+    used_.insert(key);
+    if (!obj_.contains(key)) {
+      if (def) return *def;
+      missing(key, "an integer");
+    }
+    if (!obj_[key].is_number_integer()) wrong(key, "an integer");
+    return obj_[key].get<int>();
+  }
+  bool boolean(const char* key, bool def) {
+    used_.insert(key);
+    if (!obj_.contains(key)) return def;
+    if (!obj_[key].is_boolean()) wrong(key, "true or false");
+    return obj_[key].get<bool>();
+  }
+  void check_unknown() const {
+    static const std::set<std::string> kFree = {"description", "source", "sources", "notes"};
+    for (auto it = obj_.begin(); it != obj_.end(); ++it)
+      if (!used_.count(it.key()) && !kFree.count(it.key()))
+        input_error(file_, place_, "unknown key \"" + it.key() + "\" (see topologies/SCHEMA.md)");
+  }
+  [[noreturn]] void fail(const std::string& what) const { input_error(file_, place_, what); }
+
+ private:
+  [[noreturn]] void missing(const char* key, const std::string& what) const {
+    input_error(file_, place_, std::string("missing key \"") + key + "\" (expected " + what + ")");
+  }
+  [[noreturn]] void wrong(const char* key, const std::string& what) const {
+    input_error(file_, place_, std::string("\"") + key + "\" must be " + what);
+  }
+  static std::string fmt(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+  }
+  const json& obj_;
+  std::string file_, place_;
+  std::set<std::string> used_;
+};
+
+std::optional<NodeType> node_type_from(const std::string& s) {
+  static const std::map<std::string, NodeType> m = {
+      {"host", NodeType::host},       {"pcie_switch", NodeType::pcie_switch}, {"gpu", NodeType::gpu},
+      {"nic", NodeType::nic},         {"nvswitch", NodeType::nvswitch},       {"retimer", NodeType::retimer},
+      {"optical_transceiver", NodeType::optical_transceiver}, {"network_switch", NodeType::network_switch}};
+  auto it = m.find(s);
+  if (it == m.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<LinkType> link_type_from(const std::string& s) {
+  static const std::map<std::string, LinkType> m = {
+      {"pcie", LinkType::pcie},         {"nvlink", LinkType::nvlink},         {"optical", LinkType::optical},
+      {"ethernet", LinkType::ethernet}, {"infiniband", LinkType::infiniband}, {"cpu_interconnect", LinkType::cpu_interconnect}};
+  auto it = m.find(s);
+  if (it == m.end()) return std::nullopt;
+  return it->second;
+}
+
+Node parse_node(const json& j, const std::string& file, const std::string& place) {
+  Fields f(j, file, place);
+  Node n;
+  n.name = f.str("name");
+  const std::string type = f.str("type");
+  auto t = node_type_from(type);
+  if (!t)
+    f.fail("unknown node type \"" + type +
+           "\" (expected host, pcie_switch, gpu, nic, nvswitch, retimer, optical_transceiver or network_switch)");
+  n.type = *t;
+  switch (n.type) {
+    case NodeType::host:
+      n.memory_bandwidth_Bps = f.num("memory_bandwidth_Bps", host::kMemoryBandwidth_Bps, 1.0);
+      n.latency_s = f.num("root_complex_latency_s", host::kRootComplexLatency_s);
+      n.p2p_across_root_ports = f.boolean("p2p_across_root_ports", false);
+      break;
+    case NodeType::pcie_switch:
+      n.generation = f.integer("generation", 3);
+      if (n.generation < 1 || n.generation > 6) f.fail("\"generation\" must be 1-6");
+      n.latency_s = f.num("latency_s", pcie::switch_latency_s(n.generation));
+      break;
+    case NodeType::gpu:
+      n.model = f.str("model");
+      n.p2p = f.boolean("p2p", true);
+      break;
+    case NodeType::nic: n.latency_s = f.num("latency_s", 0.0); break;
+    case NodeType::nvswitch: n.latency_s = f.num("latency_s", nvlink::kNvSwitchLatency_s); break;
+    case NodeType::retimer: n.latency_s = f.num("latency_s", pcie::kRetimerLatency_s); break;
+    case NodeType::optical_transceiver: n.latency_s = f.num("latency_s", pcie::kOpticalTransceiverLatency_s); break;
+    case NodeType::network_switch: n.latency_s = f.num("latency_s", network::kSwitchLatency_s); break;
+  }
+  f.check_unknown();
+  if (n.name.empty()) f.fail("\"name\" must not be empty");
+  return n;
+}
+
+Link parse_link(const json& j, const std::string& file, const std::string& place,
+                const std::map<std::string, int>& index) {
+  Fields f(j, file, place);
+  Link l;
+  const std::string from = f.str("from"), to = f.str("to");
+  l.name = f.str("name", from + "-" + to);
+  const std::string type = f.str("type");
+  auto t = link_type_from(type);
+  if (!t) f.fail("unknown link type \"" + type + "\" (expected pcie, nvlink, optical, ethernet, infiniband or cpu_interconnect)");
+  l.type = *t;
+  auto endpoint = [&](const std::string& n, const char* key) {
+    auto it = index.find(n);
+    if (it == index.end()) f.fail(std::string("link to unknown node \"") + n + "\" in \"" + key + "\"");
+    return it->second;
+  };
+  l.from = endpoint(from, "from");
+  l.to = endpoint(to, "to");
+  if (l.from == l.to) f.fail("link from \"" + from + "\" to itself");
+  try {
+    switch (l.type) {
+      case LinkType::pcie: {
+        l.generation = f.integer("generation");
+        l.lanes = f.integer("lanes");
+        l.max_payload_B = f.integer("max_payload_B", pcie::kDefaultMaxPayload_B);
+        l.length_m = f.num("length_m", 0.0);
+        l.medium = f.str("medium", std::string("copper"));
+        if (l.medium != "copper" && l.medium != "optical") f.fail("\"medium\" must be \"copper\" or \"optical\"");
+        const double trx = l.medium == "optical" ? f.num("transceiver_latency_s", pcie::kOpticalTransceiverLatency_s) : 0.0;
+        l.bandwidth_Bps = pcie::link_bandwidth_Bps(l.generation, l.lanes, l.max_payload_B);
+        l.latency_s = l.length_m * (l.medium == "optical" ? pcie::kOpticalPropagation_s_per_m : pcie::kCopperPropagation_s_per_m) +
+                      2.0 * trx;
+        break;
+      }
+      case LinkType::optical: {
+        l.medium = "optical";
+        l.length_m = f.num("length_m");
+        const double trx = f.num("transceiver_latency_s", pcie::kOpticalTransceiverLatency_s);
+        if (f.has("rate_Gbps")) {
+          l.rate_Gbps = f.num("rate_Gbps", std::nullopt, 1e-9);
+          l.bandwidth_Bps = network::link_bandwidth_Bps(l.rate_Gbps);
+        } else {
+          l.generation = f.integer("generation");
+          l.lanes = f.integer("lanes");
+          l.max_payload_B = f.integer("max_payload_B", pcie::kDefaultMaxPayload_B);
+          l.bandwidth_Bps = pcie::link_bandwidth_Bps(l.generation, l.lanes, l.max_payload_B);
+        }
+        l.latency_s = l.length_m * pcie::kOpticalPropagation_s_per_m + 2.0 * trx;
+        break;
+      }
+      case LinkType::nvlink:
+        l.generation = f.integer("generation");
+        l.links = f.integer("links");
+        l.bandwidth_Bps = nvlink::link_bandwidth_Bps(l.generation, l.links);
+        l.latency_s = f.num("latency_s", nvlink::kLinkLatency_s);
+        break;
+      case LinkType::ethernet:
+      case LinkType::infiniband:
+        l.rate_Gbps = f.num("rate_Gbps", std::nullopt, 1e-9);
+        l.bandwidth_Bps = network::link_bandwidth_Bps(l.rate_Gbps);
+        l.latency_s = f.num("latency_s", network::kLinkLatency_s);
+        break;
+      case LinkType::cpu_interconnect:
+        l.bandwidth_Bps = f.num("bandwidth_Bps", std::nullopt, 1.0);
+        l.latency_s = f.num("latency_s", host::kCpuInterconnectLatency_s);
+        break;
+    }
+  } catch (const std::invalid_argument& e) {
+    f.fail(e.what());
+  }
+  f.check_unknown();
+  return l;
+}
+
+}  // namespace
+
+Topology Topology::load(const std::string& name_or_path) {
+  std::string path = name_or_path;
+  if (!std::filesystem::exists(path)) {
+    const std::string shipped = shipped_topology_dir() + "/" + name_or_path + ".json";
+    if (name_or_path.find('/') == std::string::npos && std::filesystem::exists(shipped)) {
+      path = shipped;
+    } else {
+      std::string names;
+      for (const auto& n : shipped_names()) names += (names.empty() ? "" : ", ") + n;
+      input_error(name_or_path, "", "no such file, and not a shipped topology (shipped: " + names + ")");
+    }
+  }
+  std::ifstream in(path);
+  if (!in) input_error(path, "", "cannot open for reading");
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    input_error(path, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+  }
+  return parse(doc, path);
+}
+
+Topology Topology::parse(const json& doc, const std::string& file) {
+  Topology t;
+  Fields top(doc, file, "top level");
+  const int version = top.integer("schema_version");
+  if (version != 1) top.fail("schema_version " + std::to_string(version) + " is not supported (expected 1)");
+  t.name_ = top.str("name");
+  t.p2p_ = top.boolean("p2p", true);
+  const json& nodes = top.raw("nodes");
+  const json& links = top.raw("links");
+  top.check_unknown();
+  if (!nodes.is_array() || nodes.empty()) top.fail("\"nodes\" must be a non-empty array");
+  if (!links.is_array()) top.fail("\"links\" must be an array");
+
+  std::map<std::string, int> index;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string place = "nodes[" + std::to_string(i) + "]";
+    Node n = parse_node(nodes[i], file, place);
+    if (!index.emplace(n.name, static_cast<int>(t.nodes_.size())).second)
+      input_error(file, place, "duplicate node name \"" + n.name + "\"");
+    t.nodes_.push_back(std::move(n));
+  }
+  std::set<std::string> link_names;
+  for (size_t i = 0; i < links.size(); ++i) {
+    const std::string place = "links[" + std::to_string(i) + "]";
+    Link l = parse_link(links[i], file, place, index);
+    if (!link_names.insert(l.name).second) input_error(file, place, "duplicate link name \"" + l.name + "\"");
+    t.links_.push_back(std::move(l));
+  }
+  t.finish(file);
+  return t;
+}
+
+void Topology::finish(const std::string& file) {
+  file_ = file;
+  graph_ = Graph(nodes_.size());
+  for (size_t v = 0; v < nodes_.size(); ++v) {
+    graph_[v] = static_cast<int>(v);
+    if (nodes_[v].type == NodeType::gpu) gpus_.push_back(static_cast<int>(v));
+    if (nodes_[v].type == NodeType::host) hosts_.push_back(static_cast<int>(v));
+  }
+  for (size_t i = 0; i < links_.size(); ++i) boost::add_edge(links_[i].from, links_[i].to, static_cast<int>(i), graph_);
+  if (hosts_.empty()) input_error(file, "nodes", "no node of type \"host\": GPUs need a host");
+
+  // Nearest host over PCIe-class links, by BFS from all hosts at once; GPUs and NICs do not
+  // forward.
+  nearest_host_.assign(nodes_.size(), -1);
+  std::deque<int> queue;
+  for (int h : hosts_) {
+    nearest_host_[h] = h;
+    queue.push_back(h);
+  }
+  while (!queue.empty()) {
+    int v = queue.front();
+    queue.pop_front();
+    if (nodes_[v].type == NodeType::gpu || nodes_[v].type == NodeType::nic) continue;
+    for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
+      const Link& l = links_[graph_[*e]];
+      if (l.type != LinkType::pcie && l.type != LinkType::optical && l.type != LinkType::cpu_interconnect) continue;
+      int w = static_cast<int>(boost::target(*e, graph_));
+      if (nearest_host_[w] < 0) {
+        nearest_host_[w] = nearest_host_[v];
+        queue.push_back(w);
+      }
+    }
+  }
+  for (int g : gpus_)
+    if (nearest_host_[g] < 0)
+      input_error(file, "node \"" + nodes_[g].name + "\"", "unreachable GPU: no PCIe path to any host");
+}
+
+std::optional<int> Topology::find_node(std::string_view name) const {
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].name == name) return static_cast<int>(i);
+  return std::nullopt;
+}
+
+int Topology::nearest_host(int n) const { return nearest_host_.at(n); }
+
+std::string Topology::to_dot() const {
+  std::ostringstream out;
+  auto vertex_writer = [this](std::ostream& o, Graph::vertex_descriptor v) {
+    const Node& n = nodes_[graph_[v]];
+    const char* shape = n.type == NodeType::gpu ? "box" : n.type == NodeType::host ? "house" : "ellipse";
+    o << "[label=\"" << n.name << "\\n" << to_string(n.type) << (n.model.empty() ? "" : "\\n" + n.model)
+      << "\", shape=" << shape << "]";
+  };
+  auto edge_writer = [this](std::ostream& o, Graph::edge_descriptor e) {
+    const Link& l = links_[graph_[e]];
+    char bw[32];
+    std::snprintf(bw, sizeof bw, "%.1f GB/s", l.bandwidth_Bps / 1e9);
+    o << "[label=\"" << to_string(l.type) << "\\n" << bw << "\"" << (l.type == LinkType::nvlink ? ", color=green" : "") << "]";
+  };
+  boost::write_graphviz(out, graph_, vertex_writer, edge_writer);
+  return out.str();
+}
+
+}  // namespace composim::topo

@@ -1,0 +1,97 @@
+// File: topologies/topology.hpp
+//
+// Topology: the physical system as a graph of devices (nodes) and cables/lanes (links),
+// loaded from the JSON format of topologies/SCHEMA.md into a Boost.Graph adjacency list,
+// validated, with every link's bandwidth and latency computed by the component models.
+//
+//   Topology t = Topology::load("pcie-8gpu-gen3");   // shipped name or a path
+//   for (int g : t.gpus()) ...
+//
+// Errors: load() and parse() throw InputError naming the file and the item (unknown node
+// type, unknown or missing key, duplicate name, dangling link, a GPU that reaches no host).
+#pragma once
+
+#include <boost/graph/adjacency_list.hpp>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace composim::topo {
+
+enum class NodeType { host, pcie_switch, gpu, nic, nvswitch, retimer, optical_transceiver, network_switch };
+enum class LinkType { pcie, nvlink, optical, ethernet, infiniband, cpu_interconnect };
+
+std::string_view to_string(NodeType t);
+std::string_view to_string(LinkType t);
+
+struct Node {
+  std::string name;
+  NodeType type;
+  std::string model;                   // GPU model name (gpu only)
+  bool p2p = true;                     // gpu: device supports PCIe peer-to-peer
+  bool p2p_across_root_ports = false;  // host: root complex forwards P2P between its ports
+  double latency_s = 0;                // added to every route through (or ending at a host)
+  double memory_bandwidth_Bps = 0;     // host only
+  int generation = 0;                  // pcie_switch only
+  bool is_endpoint() const { return type == NodeType::gpu || type == NodeType::nic || type == NodeType::host; }
+};
+
+struct Link {
+  std::string name;
+  LinkType type;
+  int from = -1, to = -1;  // node indices; "forward" is from -> to
+  double bandwidth_Bps = 0;  // per direction
+  double latency_s = 0;
+  // As given, for printing and for what-if edits.
+  int generation = 0, lanes = 0, links = 0, max_payload_B = 0;
+  double length_m = 0, rate_Gbps = 0;
+  std::string medium;
+};
+
+// Vertex property: node index; edge property: link index (both index into the vectors).
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, int, int>;
+
+class Topology {
+ public:
+  // load()
+  //
+  // `name_or_path`: a path to a JSON file, or the name of a shipped topology
+  // (topologies/shipped/<name>.json). Throws InputError.
+  static Topology load(const std::string& name_or_path);
+  // parse(): from a JSON document; `file` names it in errors.
+  static Topology parse(const nlohmann::json& doc, const std::string& file);
+  // Names of the shipped topologies.
+  static std::vector<std::string> shipped_names();
+
+  const std::string& name() const { return name_; }
+  const std::string& file() const { return file_; }
+  bool p2p_enabled() const { return p2p_; }
+  void set_p2p_enabled(bool on) { p2p_ = on; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<Link>& links() const { return links_; }
+  const Graph& graph() const { return graph_; }
+  // Node indices of GPUs and hosts, in file order.
+  const std::vector<int>& gpus() const { return gpus_; }
+  const std::vector<int>& hosts() const { return hosts_; }
+  std::optional<int> find_node(std::string_view name) const;
+  // The host nearest to node `n` over PCIe (fewest hops); -1 if none.
+  int nearest_host(int n) const;
+
+  // GraphViz text of the topology (boost::write_graphviz).
+  std::string to_dot() const;
+
+ private:
+  std::string name_, file_;
+  bool p2p_ = true;
+  std::vector<Node> nodes_;
+  std::vector<Link> links_;
+  std::vector<int> gpus_, hosts_;
+  std::vector<int> nearest_host_;
+  Graph graph_;
+  void finish(const std::string& file);
+};
+
+std::string shipped_topology_dir();
+
+}  // namespace composim::topo

@@ -1,0 +1,426 @@
+#include "traces/kineto.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "models/error.hpp"
+#include "traces/workload_json.hpp"
+
+namespace composim::trace {
+
+using nlohmann::json;
+
+std::string read_maybe_gzip(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) input_error(path, "", std::string("cannot open for reading: ") + std::strerror(errno));
+  gzbuffer(f, 1 << 17);
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    int n = gzread(f, buf, sizeof buf);
+    if (n < 0) {
+      int err = 0;
+      std::string msg = gzerror(f, &err);
+      gzclose(f);
+      input_error(path, "byte " + std::to_string(out.size()) + " of the decompressed data",
+                  "corrupt or truncated gzip data (" + msg + ")");
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  // zlib reports a gzip stream cut short as a clean end of file with Z_BUF_ERROR.
+  int err = Z_OK;
+  const char* msg = gzerror(f, &err);
+  const bool truncated = err == Z_BUF_ERROR;
+  std::string what = msg ? msg : "";
+  gzclose(f);
+  if (truncated)
+    input_error(path, "byte " + std::to_string(out.size()) + " of the decompressed data",
+                "truncated gzip file (" + what + ")");
+  return out;
+}
+
+namespace {
+
+struct RawGpu {
+  const json* ev;
+  GpuOpKind kind;
+  int device;
+  std::int64_t stream;
+  std::int64_t correlation;
+  std::int64_t ts_ns, dur_ns;
+};
+
+struct RawCall {
+  const json* ev;
+  std::int32_t thread;
+  std::int64_t correlation;
+  std::int64_t ts_ns, dur_ns;
+};
+
+std::string id_string(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number()) return std::to_string(static_cast<std::int64_t>(v.get<double>()));
+  return "?";
+}
+
+std::int64_t get_int(const json& args, const char* key, std::int64_t def = -1) {
+  auto it = args.find(key);
+  if (it == args.end()) return def;
+  if (it->is_number()) return it->get<std::int64_t>();
+  if (it->is_string()) {
+    try {
+      return std::stoll(it->get<std::string>());
+    } catch (...) {
+      return def;
+    }
+  }
+  return def;
+}
+
+std::string get_str(const json& args, const char* key) {
+  auto it = args.find(key);
+  if (it == args.end()) return {};
+  if (it->is_string()) return it->get<std::string>();
+  return it->dump();
+}
+
+std::vector<int> parse_rank_list(const std::string& s) {
+  std::vector<int> ranks;
+  int cur = -1;
+  for (char c : s) {
+    if (c >= '0' && c <= '9') {
+      cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
+    } else if (cur >= 0) {
+      ranks.push_back(cur);
+      cur = -1;
+    }
+  }
+  if (cur >= 0) ranks.push_back(cur);
+  return ranks;
+}
+
+CopyKind copy_kind_of(const std::string& name) {
+  if (name.find("HtoD") != std::string::npos) return CopyKind::htod;
+  if (name.find("DtoH") != std::string::npos) return CopyKind::dtoh;
+  if (name.find("DtoD") != std::string::npos) return CopyKind::dtod;
+  if (name.find("PtoP") != std::string::npos || name.find("Peer") != std::string::npos) return CopyKind::ptop;
+  if (name.find("HtoH") != std::string::npos) return CopyKind::htoh;
+  return CopyKind::dtod;
+}
+
+}  // namespace
+
+Workload import_kineto(const std::string& path) {
+  const std::string text = read_maybe_gzip(path);
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    input_error(path, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+  }
+  const json* events = nullptr;
+  if (doc.is_object() && doc.contains("traceEvents") && doc["traceEvents"].is_array()) events = &doc["traceEvents"];
+  else if (doc.is_array()) events = &doc;
+  if (!events)
+    input_error(path, "top level", "not a Chrome trace: expected an object with a \"traceEvents\" array, or an array of events");
+
+  Workload w;
+  w.source = path;
+  w.format = "kineto";
+  if (doc.is_object()) {
+    if (auto it = doc.find("distributedInfo"); it != doc.end() && it->is_object()) {
+      w.rank = static_cast<int>(get_int(*it, "rank", 0));
+      w.world_size = std::max<int>(1, static_cast<int>(get_int(*it, "world_size", 1)));
+      if (auto pg = it->find("pg_config"); pg != it->end() && pg->is_array()) {
+        for (const auto& p : *pg) {
+          if (!p.is_object()) continue;
+          if (get_str(p, "backend_config").find("nccl") == std::string::npos && p.contains("backend_config")) continue;
+          Communicator c;
+          c.name = get_str(p, "pg_name");
+          if (auto r = p.find("ranks"); r != p.end() && r->is_array())
+            for (const auto& x : *r)
+              if (x.is_number_integer()) c.ranks.push_back(x.get<int>());
+          w.communicators.push_back(std::move(c));
+        }
+      }
+    }
+    if (auto it = doc.find("deviceProperties"); it != doc.end() && it->is_array() && !it->empty())
+      w.gpu_model = get_str((*it)[0], "name");
+  }
+
+  // Pass 1: classify events and find the time origin.
+  std::vector<RawGpu> gpu;
+  std::vector<RawCall> calls;
+  std::vector<const json*> steps;
+  std::unordered_map<std::int64_t, std::int64_t> sync_stream_by_corr;  // cuda_sync events
+  std::map<std::string, std::int32_t> thread_index;
+  double t0_us = INFINITY;
+  bool legacy = false;
+  auto ts_of = [&](const json& e) -> double {
+    auto it = e.find("ts");
+    if (it == e.end() || !it->is_number()) return NAN;
+    return it->get<double>();
+  };
+  for (size_t i = 0; i < events->size(); ++i) {
+    const json& e = (*events)[i];
+    if (!e.is_object()) input_error(path, "traceEvents[" + std::to_string(i) + "]", "expected an event object");
+    auto ph = e.find("ph");
+    if (ph == e.end() || !ph->is_string() || *ph != "X") continue;
+    auto cat_it = e.find("cat");
+    if (cat_it == e.end() || !cat_it->is_string()) continue;
+    const std::string& cat = cat_it->get_ref<const std::string&>();
+    const double ts = ts_of(e);
+    if (std::isnan(ts)) continue;
+    if (cat == "Kernel" || cat == "Runtime" || cat == "Memcpy" || cat == "Memset") legacy = true;
+    const bool is_gpu = cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" || cat == "Memcpy" ||
+                        cat == "gpu_memset" || cat == "Memset";
+    const bool is_call = cat == "cuda_runtime" || cat == "Runtime" || cat == "cuda_driver";
+    const bool is_step = (cat == "user_annotation" || cat == "Operator" || cat == "cpu_op") && e.contains("name") &&
+                         e["name"].is_string() && e["name"].get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0;
+    if (!is_gpu && !is_call && !is_step && cat != "cuda_sync") continue;
+    t0_us = std::min(t0_us, ts);
+    if (cat == "cuda_sync") {
+      const json& a = e.contains("args") ? e["args"] : json::object();
+      sync_stream_by_corr[get_int(a, "correlation")] = get_int(a, "stream");
+    } else if (is_step) {
+      steps.push_back(&e);
+    } else if (is_gpu) {
+      const json& a = e.contains("args") ? e["args"] : json::object();
+      GpuOpKind k = (cat == "kernel" || cat == "Kernel") ? GpuOpKind::kernel
+                    : (cat == "gpu_memcpy" || cat == "Memcpy") ? GpuOpKind::memcpy
+                                                                : GpuOpKind::memset;
+      gpu.push_back({&e, k, static_cast<int>(get_int(a, "device", 0)), get_int(a, "stream", 0), get_int(a, "correlation"), 0, 0});
+    } else {
+      const json& a = e.contains("args") ? e["args"] : json::object();
+      const std::string tid = (e.contains("pid") ? id_string(e["pid"]) : "?") + "/" + (e.contains("tid") ? id_string(e["tid"]) : "?");
+      auto [it, inserted] = thread_index.emplace(tid, static_cast<std::int32_t>(thread_index.size()));
+      calls.push_back({&e, it->second, get_int(a, "correlation"), 0, 0});
+    }
+  }
+  if (legacy) w.format = "kineto-legacy";
+  if (gpu.empty())
+    input_error(path, "traceEvents",
+                "no GPU activity to replay (no kernel, memcpy or memset events; a counter-only CUPTI profiler trace has "
+                "none)");
+
+  auto to_ns = [&](const json& e, const char* key) -> std::int64_t {
+    auto it = e.find(key);
+    if (it == e.end() || !it->is_number()) return 0;
+    double v = it->get<double>();
+    if (key[0] == 't') v -= t0_us;
+    return std::llround(v * 1000.0);
+  };
+  w.base_ns = std::llround(t0_us * 1000.0);
+
+  // Threads and their calls, in time order.
+  w.threads.resize(thread_index.size());
+  for (const auto& [id, idx] : thread_index) w.threads[idx].id = id;
+  for (auto& c : calls) {
+    c.ts_ns = to_ns(*c.ev, "ts");
+    c.dur_ns = std::max<std::int64_t>(0, to_ns(*c.ev, "dur"));
+  }
+  std::stable_sort(calls.begin(), calls.end(), [](const RawCall& a, const RawCall& b) {
+    return a.thread != b.thread ? a.thread < b.thread : a.ts_ns < b.ts_ns;
+  });
+  struct CallRef {
+    std::int32_t thread, op;
+  };
+  std::unordered_map<std::int64_t, CallRef> call_by_corr;
+  std::vector<std::vector<std::int64_t>> op_corr(w.threads.size());
+  for (const auto& c : calls) {
+    op_corr[c.thread].push_back(c.correlation);
+    CpuThread& t = w.threads[c.thread];
+    CpuOp op;
+    op.name = w.intern((*c.ev)["name"].is_string() ? (*c.ev)["name"].get<std::string>() : "?");
+    op.ts_ns = c.ts_ns;
+    op.dur_ns = c.dur_ns;
+    if (c.correlation >= 0) call_by_corr[c.correlation] = {c.thread, static_cast<std::int32_t>(t.ops.size())};
+    t.ops.push_back(std::move(op));
+  }
+
+  // GPU ops, streams, collectives.
+  for (auto& g : gpu) {
+    g.ts_ns = to_ns(*g.ev, "ts");
+    g.dur_ns = std::max<std::int64_t>(0, to_ns(*g.ev, "dur"));
+  }
+  std::stable_sort(gpu.begin(), gpu.end(), [](const RawGpu& a, const RawGpu& b) { return a.ts_ns < b.ts_ns; });
+  std::map<std::pair<int, std::int64_t>, std::int32_t> stream_index;
+  std::map<std::string, std::int32_t> comm_index;
+  for (size_t i = 0; i < w.communicators.size(); ++i) comm_index[w.communicators[i].name] = static_cast<std::int32_t>(i);
+  std::vector<std::uint64_t> comm_seq;
+  for (const auto& g : gpu) {
+    const json& e = *g.ev;
+    const json& a = e.contains("args") ? e["args"] : json::object();
+    const std::string name = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "?";
+    GpuOp op;
+    op.kind = g.kind;
+    op.name = w.intern(name);
+    op.ts_ns = g.ts_ns;
+    op.dur_ns = g.dur_ns;
+    auto [sit, inserted] = stream_index.emplace(std::make_pair(g.device, g.stream), static_cast<std::int32_t>(w.streams.size()));
+    if (inserted) w.streams.push_back({g.stream, g.device, {}});
+    op.stream = sit->second;
+    if (g.kind != GpuOpKind::kernel) op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, get_int(a, "bytes", 0)));
+    if (g.kind == GpuOpKind::memcpy) {
+      op.copy = copy_kind_of(name);
+      op.pageable = name.find("Pageable") != std::string::npos;
+    }
+    const std::int32_t index = static_cast<std::int32_t>(w.gpu_ops.size());
+    if (g.kind == GpuOpKind::kernel) {
+      auto nccl = collective::parse_nccl_kernel_name(name);
+      if (nccl.is_nccl) {
+        op.kind = GpuOpKind::collective;
+        Collective c;
+        const std::string cname = get_str(a, "Collective name");
+        c.kind = cname.empty() ? nccl.kind : collective::parse_kind(cname);
+        if (c.kind == collective::Kind::unknown) c.kind = nccl.kind;
+        c.algorithm = nccl.algorithm;
+        c.protocol = nccl.protocol;
+        c.protocol_from_trace = nccl.protocol_reliable;
+        c.dtype = get_str(a, "dtype");
+        const std::int64_t nelems = get_int(a, "In msg nelems", -1);
+        const int esize = collective::dtype_size_B(c.dtype);
+        if (nelems >= 0 && esize > 0) c.in_bytes = static_cast<std::uint64_t>(nelems) * esize;
+        c.group_size = static_cast<int>(get_int(a, "Group size", 0));
+        std::string pg = get_str(a, "Process Group Name");
+        if (pg.empty()) pg = "world";
+        auto [cit, cnew] = comm_index.emplace(pg, static_cast<std::int32_t>(w.communicators.size()));
+        if (cnew) {
+          Communicator comm;
+          comm.name = pg;
+          comm.ranks = parse_rank_list(get_str(a, "Process Group Ranks"));
+          w.communicators.push_back(std::move(comm));
+        } else if (w.communicators[cit->second].ranks.empty()) {
+          w.communicators[cit->second].ranks = parse_rank_list(get_str(a, "Process Group Ranks"));
+        }
+        c.communicator = cit->second;
+        if (comm_seq.size() < w.communicators.size()) comm_seq.resize(w.communicators.size(), 0);
+        c.seq = comm_seq[c.communicator]++;
+        c.gpu_op = index;
+        op.collective = static_cast<std::int32_t>(w.collectives.size());
+        w.collectives.push_back(std::move(c));
+      }
+    }
+    if (auto it = call_by_corr.find(g.correlation); g.correlation >= 0 && it != call_by_corr.end()) {
+      CpuOp& call = w.threads[it->second.thread].ops[it->second.op];
+      if (call.gpu_op < 0) {
+        op.launch_thread = it->second.thread;
+        op.launch_op = it->second.op;
+        call.gpu_op = index;
+      }
+    }
+    w.streams[op.stream].ops.push_back(index);
+    w.gpu_ops.push_back(std::move(op));
+  }
+
+  // Per stream: launch times of its ops (in stream order) to find "the last op enqueued on
+  // stream S before time t".
+  auto launch_ts = [&](std::int32_t g) {
+    const GpuOp& op = w.gpu_ops[g];
+    return op.launch_thread >= 0 ? w.threads[op.launch_thread].ops[op.launch_op].ts_ns : op.ts_ns;
+  };
+  auto last_on_stream_before = [&](std::int32_t s, std::int64_t t) -> std::int32_t {
+    const auto& ops = w.streams[s].ops;
+    std::int32_t best = -1;
+    // Stream order equals launch order; binary search on launch time.
+    size_t lo = 0, hi = ops.size();
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (launch_ts(ops[mid]) <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0) best = ops[lo - 1];
+    return best;
+  };
+
+  // Pass 2, per thread in order: infer event record/wait pairs and synchronisation.
+  struct Record {
+    std::int64_t ts;
+    std::int32_t gpu_op;  // op the event captures (-1: nothing was pending)
+  };
+  for (std::int32_t ti = 0; ti < static_cast<std::int32_t>(w.threads.size()); ++ti) {
+    CpuThread& t = w.threads[ti];
+    std::int32_t last_stream = -1;
+    std::vector<Record> records;
+    std::vector<std::int32_t> pending_waits;  // event ops waiting for the next launch's stream
+    for (size_t oi = 0; oi < t.ops.size(); ++oi) {
+      CpuOp& op = t.ops[oi];
+      const std::string& name = w.names[op.name];
+      if (op.gpu_op >= 0) {
+        GpuOp& g = w.gpu_ops[op.gpu_op];
+        for (std::int32_t ev : pending_waits)
+          if (ev >= 0 && w.gpu_ops[ev].stream != g.stream) g.waits.push_back(ev);
+        pending_waits.clear();
+        last_stream = g.stream;
+        const bool sync_copy = g.kind == GpuOpKind::memcpy &&
+                               (name == "cudaMemcpy" || name == "cuMemcpy" || name == "cuMemcpyDtoH_v2" ||
+                                name == "cuMemcpyHtoD_v2" || (g.pageable && g.copy != CopyKind::dtod));
+        if (sync_copy) {
+          op.blocking = true;
+          op.waits.push_back(op.gpu_op);
+        }
+        continue;
+      }
+      if (name.find("EventRecord") != std::string::npos) {
+        const std::int32_t captured = last_stream >= 0 ? last_on_stream_before(last_stream, op.ts_ns) : -1;
+        records.push_back({op.ts_ns, captured});
+      } else if (name.find("StreamWaitEvent") != std::string::npos) {
+        if (!records.empty()) pending_waits.push_back(records.back().gpu_op);
+      } else if (name.find("EventSynchronize") != std::string::npos) {
+        if (!records.empty() && records.back().gpu_op >= 0) {
+          op.blocking = true;
+          op.waits.push_back(records.back().gpu_op);
+        }
+      } else if (name.find("StreamSynchronize") != std::string::npos || name.find("cuStreamSynchronize") != std::string::npos) {
+        std::int32_t s = last_stream;
+        // A cuda_sync event with this call's correlation names the stream.
+        if (auto it = sync_stream_by_corr.find(op_corr[ti][oi]); it != sync_stream_by_corr.end()) {
+          for (std::int32_t k = 0; k < static_cast<std::int32_t>(w.streams.size()); ++k)
+            if (w.streams[k].id == it->second) s = k;
+        }
+        if (s >= 0) {
+          const std::int32_t g = last_on_stream_before(s, op.ts_ns);
+          if (g >= 0) {
+            op.blocking = true;
+            op.waits.push_back(g);
+          }
+        }
+      } else if (name.find("DeviceSynchronize") != std::string::npos || name.find("cuCtxSynchronize") != std::string::npos) {
+        for (std::int32_t s = 0; s < static_cast<std::int32_t>(w.streams.size()); ++s) {
+          const std::int32_t g = last_on_stream_before(s, op.ts_ns);
+          if (g >= 0) op.waits.push_back(g);
+        }
+        op.blocking = !op.waits.empty();
+      }
+    }
+  }
+
+  // Iterations: ProfilerStep#N marks, in time order.
+  for (const json* e : steps) {
+    Iteration it;
+    it.name = (*e)["name"].get<std::string>();
+    it.ts_ns = to_ns(*e, "ts");
+    it.dur_ns = to_ns(*e, "dur");
+    const std::string tid = ((*e).contains("pid") ? id_string((*e)["pid"]) : "?") + "/" + ((*e).contains("tid") ? id_string((*e)["tid"]) : "?");
+    auto ti = thread_index.find(tid);
+    it.thread = ti == thread_index.end() ? -1 : ti->second;
+    w.iterations.push_back(std::move(it));
+  }
+  std::sort(w.iterations.begin(), w.iterations.end(), [](const Iteration& a, const Iteration& b) { return a.ts_ns < b.ts_ns; });
+  return w;
+}
+
+Workload load_workload(const std::string& path) {
+  if (is_workload_json(path)) return read_workload_json(path);
+  return import_kineto(path);
+}
+
+}  // namespace composim::trace

@@ -1,0 +1,29 @@
+// File: traces/kineto.hpp
+//
+// Importer of PyTorch-profiler / Kineto Chrome-trace JSON, plain or gzip-compressed, in the
+// current schema (categories kernel, gpu_memcpy, gpu_memset, cuda_runtime, cuda_driver,
+// cuda_sync, ac2g flows, distributedInfo, deviceProperties) and the older one (Kernel,
+// Runtime, Memcpy, Memset, Operator). See traces/README.md for the inference rules (event
+// record/wait pairing, blocking calls) and ../shared/reference/kineto-notes.md.
+//
+// Errors: throws InputError naming the file and the place for unreadable or truncated
+// gzip, malformed JSON, a document that is not a Chrome trace, and a trace with no GPU
+// activity to replay (e.g. a counter-only CUPTI range-profiler trace).
+#pragma once
+
+#include <string>
+
+#include "traces/workload.hpp"
+
+namespace composim::trace {
+
+// Reads a whole file, gunzipping it if it is gzip-compressed. Throws InputError.
+std::string read_maybe_gzip(const std::string& path);
+
+// Imports a Kineto trace file into a Workload.
+Workload import_kineto(const std::string& path);
+
+// Imports any supported trace file: a composim IR JSON file or a Kineto trace.
+Workload load_workload(const std::string& path);
+
+}  // namespace composim::trace

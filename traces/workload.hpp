@@ -1,0 +1,118 @@
+// File: traces/workload.hpp
+//
+// The workload IR: what one rank of a training job did, as composim replays it.
+//
+//   CPU threads  -> ordered CPU operations (CUDA runtime/driver calls). The time between
+//                   two calls on a thread (the gap) is CPU work replayed as measured.
+//   streams      -> ordered GPU operations (kernel, memcpy, memset, collective kernel).
+//   edges        -> launch (CPU op -> the GPU op it enqueues), stream order (implicit in
+//                   each stream's order), event waits (GPU op -> GPU ops on other streams it
+//                   must follow: cudaEventRecord + cudaStreamWaitEvent), synchronisation
+//                   (a blocking CPU op -> the GPU ops it waits for: stream/device/event
+//                   synchronize, blocking memcpy).
+//   collectives  -> kind, bytes per rank, dtype, communicator, sequence number within the
+//                   communicator (how ranks are matched).
+//   iterations   -> ProfilerStep#N marks with their measured duration.
+//
+// Times are integer nanoseconds from the start of the trace. Indices are into the vectors
+// of the same Workload. `composim import TRACE --out FILE` writes it as JSON
+// (workload_json.hpp), which `composim run --trace` also reads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "models/collective.hpp"
+
+namespace composim::trace {
+
+enum class GpuOpKind : std::uint8_t { kernel, memcpy, memset, collective };
+enum class CopyKind : std::uint8_t { none, htod, dtoh, dtod, ptop, htoh };
+
+std::string_view to_string(GpuOpKind k);
+std::string_view to_string(CopyKind k);
+
+struct CpuOp {
+  std::uint32_t name = 0;         // index into Workload::names
+  std::int64_t ts_ns = 0, dur_ns = 0;
+  std::int32_t gpu_op = -1;       // GPU op this call enqueues, or -1
+  bool blocking = false;          // the call waits for `waits` to finish before returning
+  std::vector<std::int32_t> waits;  // GPU ops this call waits for (blocking calls only)
+};
+
+struct CpuThread {
+  std::string id;  // "pid/tid" as in the trace
+  std::vector<CpuOp> ops;
+};
+
+struct Stream {
+  std::int64_t id = 0;  // CUDA stream id as in the trace
+  int device = 0;
+  std::vector<std::int32_t> ops;  // GPU ops in execution order
+};
+
+struct GpuOp {
+  GpuOpKind kind = GpuOpKind::kernel;
+  CopyKind copy = CopyKind::none;
+  bool pageable = false;             // memcpy from/to pageable host memory
+  std::uint32_t name = 0;
+  std::int32_t stream = 0;           // index into Workload::streams
+  std::int64_t ts_ns = 0, dur_ns = 0;
+  std::uint64_t bytes = 0;           // memcpy / memset bytes
+  std::int32_t launch_thread = -1;   // launching CPU op, or -1 if the trace has none
+  std::int32_t launch_op = -1;
+  std::vector<std::int32_t> waits;   // event waits: GPU ops on other streams to follow
+  std::int32_t collective = -1;      // index into Workload::collectives
+};
+
+struct Communicator {
+  std::string name;        // process group name ("0") or "world"
+  std::vector<int> ranks;  // global ranks; empty means all ranks of the job
+};
+
+struct Collective {
+  collective::Kind kind = collective::Kind::unknown;
+  std::string algorithm;                 // from the kernel name ("RING")
+  collective::Protocol protocol = collective::Protocol::simple;
+  bool protocol_from_trace = false;      // the name says which protocol ran (NCCL >= 2.19)
+  std::uint64_t in_bytes = 0;            // per rank input bytes; 0 when the trace does not say
+  std::string dtype;
+  int group_size = 0;                    // ranks in the communicator (0: unknown)
+  std::int32_t communicator = 0;         // index into Workload::communicators
+  std::uint64_t seq = 0;                 // order within its communicator on this rank
+  std::int32_t gpu_op = -1;
+};
+
+struct Iteration {
+  std::string name;  // "ProfilerStep#4"
+  std::int64_t ts_ns = 0, dur_ns = 0;
+  std::int32_t thread = -1;  // thread carrying the mark
+};
+
+struct Workload {
+  std::string source;        // file it came from
+  std::string format;        // "kineto", "kineto-legacy", "composim-ir"
+  int rank = 0;
+  int world_size = 1;
+  std::string gpu_model;
+  std::int64_t base_ns = 0;  // absolute time of ts 0 in the source, ns (informational)
+  std::vector<std::string> names;
+  std::vector<CpuThread> threads;
+  std::vector<Stream> streams;
+  std::vector<GpuOp> gpu_ops;
+  std::vector<Communicator> communicators;
+  std::vector<Collective> collectives;
+  std::vector<Iteration> iterations;
+
+  std::size_t count(GpuOpKind k) const;
+  std::size_t cpu_op_count() const;
+  // Kernels including collective kernels (what profilers count as "kernel" events).
+  std::size_t kernel_count() const { return count(GpuOpKind::kernel) + count(GpuOpKind::collective); }
+  // Index of `s` in `names`, adding it if new.
+  std::uint32_t intern(const std::string& s);
+  std::unordered_map<std::string, std::uint32_t> name_index;  // cache for intern()
+};
+
+}  // namespace composim::trace

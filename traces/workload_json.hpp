@@ -1,0 +1,31 @@
+// File: traces/workload_json.hpp
+//
+// JSON form of the workload IR (traces/workload.hpp), for inspection and editing:
+//
+//   {"composim_workload": 1, "source": ..., "rank": 0, "world_size": 2, "gpu_model": ...,
+//    "threads": [{"id": "pid/tid", "ops": [{"name": "cudaLaunchKernel", "ts_ns": 10,
+//                 "dur_ns": 5, "launches": 3, "blocking": false, "waits_on": []}, ...]}],
+//    "streams": [{"id": 7, "device": 0, "ops": [0, 3, ...]}],
+//    "gpu_ops": [{"kind": "kernel", "name": ..., "stream": 0, "ts_ns": .., "dur_ns": ..,
+//                 "bytes": 0, "copy": "none", "waits_on": [..], "collective": -1}],
+//    "communicators": [{"name": "0", "ranks": [0, 1]}],
+//    "collectives": [{"kind": "all_reduce", "in_bytes": 26550272, "dtype": "Float",
+//                     "communicator": 0, "seq": 0, "protocol": "LL", ...}],
+//    "iterations": [{"name": "ProfilerStep#4", "ts_ns": .., "dur_ns": .., "thread": 1}]}
+//
+// Errors: read_workload_json() throws InputError naming the file and the JSON path of a
+// missing or ill-typed field, or an index out of range.
+#pragma once
+
+#include <string>
+
+#include "traces/workload.hpp"
+
+namespace composim::trace {
+
+std::string workload_to_json(const Workload& w);
+Workload read_workload_json(const std::string& path);
+// True if the file (plain or gzip) is a composim IR document; cheap: reads the start only.
+bool is_workload_json(const std::string& path);
+
+}  // namespace composim::trace
