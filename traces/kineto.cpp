@@ -118,14 +118,18 @@ CopyKind copy_kind_of(const std::string& name) {
 
 }  // namespace
 
-Workload import_kineto(const std::string& path) {
+json parse_trace_file(const std::string& path) {
   const std::string text = read_maybe_gzip(path);
-  json doc;
   try {
-    doc = json::parse(text);
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     input_error(path, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
   }
+}
+
+Workload import_kineto(const std::string& path) { return kineto_from_json(parse_trace_file(path), path); }
+
+Workload kineto_from_json(const json& doc, const std::string& path) {
   const json* events = nullptr;
   if (doc.is_object() && doc.contains("traceEvents") && doc["traceEvents"].is_array()) events = &doc["traceEvents"];
   else if (doc.is_array()) events = &doc;
@@ -135,6 +139,10 @@ Workload import_kineto(const std::string& path) {
   Workload w;
   w.source = path;
   w.format = "kineto";
+  if (doc.is_object() && doc.contains("nodes") && doc.contains("schema"))
+    input_error(path, "top level",
+                "this is a PyTorch execution trace (host graph), not a Kineto trace: replay needs the profiler's "
+                "Chrome trace of the same run");
   if (doc.is_object()) {
     if (auto it = doc.find("distributedInfo"); it != doc.end() && it->is_object()) {
       w.rank = static_cast<int>(get_int(*it, "rank", 0));
@@ -419,8 +427,9 @@ Workload import_kineto(const std::string& path) {
 }
 
 Workload load_workload(const std::string& path) {
-  if (is_workload_json(path)) return read_workload_json(path);
-  return import_kineto(path);
+  const json doc = parse_trace_file(path);
+  if (doc.is_object() && doc.contains("composim_workload")) return workload_from_json(doc, path);
+  return kineto_from_json(doc, path);
 }
 
 }  // namespace composim::trace

@@ -11,6 +11,7 @@
 // activity to replay (e.g. a counter-only CUPTI range-profiler trace).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "traces/workload.hpp"
@@ -20,8 +21,12 @@ namespace composim::trace {
 // Reads a whole file, gunzipping it if it is gzip-compressed. Throws InputError.
 std::string read_maybe_gzip(const std::string& path);
 
-// Imports a Kineto trace file into a Workload.
+// Reads and parses a JSON trace file (plain or gzip). Throws InputError.
+nlohmann::json parse_trace_file(const std::string& path);
+
+// Imports a Kineto trace file into a Workload; `path` names the file in errors.
 Workload import_kineto(const std::string& path);
+Workload kineto_from_json(const nlohmann::json& doc, const std::string& path);
 
 // Imports any supported trace file: a composim IR JSON file or a Kineto trace.
 Workload load_workload(const std::string& path);

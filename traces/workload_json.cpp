@@ -104,24 +104,7 @@ std::string workload_to_json(const Workload& w) {
   return doc.dump(1) + "\n";
 }
 
-bool is_workload_json(const std::string& path) {
-  std::string head;
-  try {
-    head = read_maybe_gzip(path).substr(0, 64);
-  } catch (const InputError&) {
-    return false;
-  }
-  return head.find("\"composim_workload\"") != std::string::npos;
-}
-
-Workload read_workload_json(const std::string& path) {
-  const std::string text = read_maybe_gzip(path);
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    input_error(path, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
-  }
+Workload workload_from_json(const json& doc, const std::string& path) {
   Workload w;
   std::string place = "top level";
   try {

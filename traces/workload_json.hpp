@@ -17,6 +17,7 @@
 // missing or ill-typed field, or an index out of range.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "traces/workload.hpp"
@@ -24,8 +25,7 @@
 namespace composim::trace {
 
 std::string workload_to_json(const Workload& w);
-Workload read_workload_json(const std::string& path);
-// True if the file (plain or gzip) is a composim IR document; cheap: reads the start only.
-bool is_workload_json(const std::string& path);
+// From a parsed IR document; `path` names the file in errors.
+Workload workload_from_json(const nlohmann::json& doc, const std::string& path);
 
 }  // namespace composim::trace

@@ -1,0 +1,663 @@
+// End-to-end tests of the composim binary: they run it as a user would (through
+// run_cli) and check its exit code, its printed lines and the files it writes.
+//
+// Tests that need the real traces in ../shared/data skip with a message when that folder
+// is absent; the others use the shipped example traces, the shipped topologies and the
+// tiny hand-made inputs in tests/data.
+#include <zlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_util.hpp"
+
+namespace fs = std::filesystem;
+using composim::testing::CliResult;
+using composim::testing::run_cli;
+using composim::testing::shared_data;
+using composim::testing::source_dir;
+using composim::testing::TempDir;
+using nlohmann::json;
+
+namespace {
+
+// Shell-quotes one argument for run_cli's command line.
+std::string q(const std::string& s) {
+  std::string r = "'";
+  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return r + "'";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
+  return json::parse(in);
+}
+
+void write_json(const std::string& path, const json& j) { std::ofstream(path) << j.dump(1); }
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) out.push_back(line);
+  return out;
+}
+
+// The first line of `text` that starts with `prefix`, or "".
+std::string line_starting(const std::string& text, const std::string& prefix) {
+  for (const auto& l : lines_of(text))
+    if (l.rfind(prefix, 0) == 0) return l;
+  return "";
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  if (n == 0) return 0;
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string example(int rank) { return source_dir() + "/examples/traces/ddp2_rank" + std::to_string(rank) + ".json"; }
+std::string example_traces() { return "--trace " + q(example(0)) + " --trace " + q(example(1)); }
+std::string shipped_topology(const std::string& name) { return source_dir() + "/topologies/shipped/" + name + ".json"; }
+std::string hand_made(const std::string& name) { return source_dir() + "/tests/data/" + name; }
+std::string trace_path(const std::string& rel) { return shared_data() + "/traces/" + rel; }
+
+// Bad input: status 2, exactly one line on stderr, "composim: error: ..." naming `names`.
+void expect_input_error(const CliResult& r, const std::string& names) {
+  EXPECT_EQ(r.exit_code, 2) << "stdout:\n" << r.out << "stderr:\n" << r.err;
+  EXPECT_EQ(r.err.rfind("composim: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "expected exactly one line on stderr, got:\n" << r.err;
+  EXPECT_FALSE(r.err.empty() || r.err.back() != '\n') << r.err;
+  EXPECT_NE(r.err.find(names), std::string::npos) << "stderr does not name \"" << names << "\": " << r.err;
+}
+
+// No partial output: the --out folder holds no summary.json (nor any other result file).
+void expect_no_output(const std::string& out_dir) {
+  EXPECT_FALSE(fs::exists(out_dir + "/summary.json")) << out_dir;
+  EXPECT_FALSE(fs::exists(out_dir + "/iterations.csv")) << out_dir;
+  EXPECT_FALSE(fs::exists(out_dir + "/timeline.json")) << out_dir;
+}
+
+// A minimal valid single-rank Kineto trace: `n` kernels, each launched by a cudaLaunchKernel
+// call with the same correlation id.
+json small_kineto_trace(int n) {
+  json ev = json::array();
+  for (int i = 0; i < n; ++i) {
+    ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 100}, {"tid", 100},
+                  {"ts", 10.0 + 200.0 * i}, {"dur", 5.0}, {"args", {{"correlation", i + 1}}}});
+    ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "k"}, {"pid", 0}, {"tid", 7}, {"ts", 20.0 + 200.0 * i},
+                  {"dur", 100.0}, {"args", {{"device", 0}, {"stream", 7}, {"correlation", i + 1}}}});
+  }
+  return {{"schemaVersion", 1},
+          {"deviceProperties", json::array({{{"id", 0}, {"name", "Tesla V100-PCIE-32GB"}}})},
+          {"traceEvents", ev}};
+}
+
+// "summary: predicted ... in 0.01 s" without the trailing wall-clock time.
+std::string summary_without_wall_time(const std::string& out) {
+  std::string s = line_starting(out, "summary: predicted");
+  const auto pos = s.rfind(" in ");
+  return pos == std::string::npos ? s : s.substr(0, pos);
+}
+
+// A minimal CSV reader (quoted fields allowed).
+std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& line : lines_of(slurp(path))) {
+    if (line.empty()) continue;
+    std::vector<std::string> f(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (c == '"') {
+        if (quoted && i + 1 < line.size() && line[i + 1] == '"') f.back() += '"', ++i;
+        else quoted = !quoted;
+      } else if (c == ',' && !quoted) f.emplace_back();
+      else if (c != '\r') f.back() += c;
+    }
+    rows.push_back(f);
+  }
+  std::vector<std::map<std::string, std::string>> out;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    std::map<std::string, std::string> m;
+    for (size_t c = 0; c < rows[0].size() && c < rows[r].size(); ++c) m[rows[0][c]] = rows[r][c];
+    out.push_back(m);
+  }
+  return out;
+}
+
+// summary.csv names folders as they were published; the shared folder's names differ.
+std::string map_summary_file(std::string f) {
+  if (f.rfind("hta_dev/", 0) == 0) return "hta/" + f.substr(8);
+  if (f.rfind("param_misc/", 0) == 0) return "param/" + f.substr(11);
+  return f;
+}
+
+const std::string kNcclData = "hta/nccl_parser_config/nccl_data.json.gz";
+const std::string kNsResolution = "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz";
+const std::string kResnet50 = "kineto_tb/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// 1. The shipped 2-rank example.
+
+TEST(Cli, ShippedExampleWritesSummaryIterationsAndTimeline) {
+  TempDir tmp;
+  const std::string out = tmp.path() + "/result";
+  const CliResult r = run_cli("run " + example_traces() + " --topology composable-falcon4016 --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_NE(line_starting(r.out, "summary: predicted"), "") << r.out;
+  EXPECT_NE(r.out.find("2 rank(s) on composable-falcon4016"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wrote " + out + "/summary.json"), std::string::npos) << r.out;
+  ASSERT_TRUE(fs::exists(out + "/summary.json"));
+  ASSERT_TRUE(fs::exists(out + "/iterations.csv"));
+  ASSERT_TRUE(fs::exists(out + "/timeline.json"));
+
+  // Measured step time, computed here from the example traces: per step the longest
+  // ProfilerStep# span over the two ranks, then the median over the 4 steps.
+  std::map<std::string, double> step_us;
+  std::vector<double> rank0_steps_s;
+  for (int rank = 0; rank < 2; ++rank) {
+    const json t = read_json(example(rank));
+    for (const auto& e : t.at("traceEvents")) {
+      const std::string name = e.value("name", "");
+      if (name.rfind("ProfilerStep#", 0) != 0 || e.value("ph", "") != "X") continue;
+      const double dur = e.at("dur").get<double>();
+      step_us[name] = std::max(step_us[name], dur);
+      if (rank == 0) rank0_steps_s.push_back(dur * 1e-6);
+    }
+  }
+  ASSERT_EQ(step_us.size(), 4u);
+  ASSERT_EQ(rank0_steps_s.size(), 4u);
+  std::vector<double> steps_s;
+  for (const auto& [name, us] : step_us) steps_s.push_back(us * 1e-6);
+  const double measured = median(steps_s);
+
+  const json s = read_json(out + "/summary.json");
+  for (const char* key : {"predicted_iteration_s", "measured_iteration_s", "error_pct", "iterations", "breakdown"})
+    ASSERT_TRUE(s.contains(key)) << "summary.json lacks " << key;
+  const double predicted = s.at("predicted_iteration_s").get<double>();
+  EXPECT_GT(predicted, 0.010);
+  EXPECT_LT(predicted, 0.020);
+  const double meas = s.at("measured_iteration_s").get<double>();
+  EXPECT_NEAR(meas, measured, 1e-3 * measured);
+  EXPECT_NEAR(meas, median(rank0_steps_s), 1e-3 * median(rank0_steps_s));
+  EXPECT_NEAR(s.at("error_pct").get<double>(), 100.0 * (predicted - meas) / meas, 1e-6);
+
+  ASSERT_TRUE(s.at("iterations").is_array());
+  ASSERT_EQ(s.at("iterations").size(), 4u);
+  for (const auto& it : s.at("iterations")) {
+    const std::string name = it.at("name").get<std::string>();
+    ASSERT_TRUE(step_us.count(name)) << name;
+    EXPECT_NEAR(it.at("measured_s").get<double>(), step_us[name] * 1e-6, 1e-3 * step_us[name] * 1e-6) << name;
+    EXPECT_GT(it.at("predicted_s").get<double>(), 0.0) << name;
+  }
+
+  const json& b = s.at("breakdown");
+  for (const char* key : {"compute_s", "exposed_communication_s", "memcpy_s", "idle_s"}) {
+    ASSERT_TRUE(b.contains(key)) << "breakdown lacks " << key;
+    EXPECT_GE(b.at(key).get<double>(), 0.0) << key;
+  }
+  EXPECT_GT(b.at("compute_s").get<double>(), 0.0);
+  EXPECT_GT(b.at("exposed_communication_s").get<double>(), 0.0);  // a DDP step all-reduces gradients
+
+  // timeline.json: Chrome trace of both ranks (pid = rank), with collectives.
+  const json tl = read_json(out + "/timeline.json");
+  ASSERT_TRUE(tl.contains("traceEvents"));
+  ASSERT_TRUE(tl.at("traceEvents").is_array());
+  size_t complete = 0, collectives = 0;
+  std::set<int> pids;
+  for (const auto& e : tl.at("traceEvents")) {
+    if (e.value("ph", "") != "X") continue;
+    ++complete;
+    const int pid = e.at("pid").get<int>();
+    EXPECT_TRUE(pid == 0 || pid == 1) << e.dump();
+    pids.insert(pid);
+    EXPECT_GE(e.at("dur").get<double>(), 0.0) << e.dump();
+    if (e.value("cat", "") == "collective") ++collectives;
+  }
+  EXPECT_GT(complete, 0u);
+  EXPECT_EQ(pids, (std::set<int>{0, 1}));
+  EXPECT_GE(collectives, 1u);
+
+  const auto csv = lines_of(slurp(out + "/iterations.csv"));
+  ASSERT_EQ(csv.size(), 5u) << slurp(out + "/iterations.csv");
+  EXPECT_EQ(csv[0].rfind("iteration,", 0), 0u) << csv[0];
+  for (size_t i = 1; i < csv.size(); ++i) EXPECT_EQ(csv[i].rfind("ProfilerStep#", 0), 0u) << csv[i];
+}
+
+TEST(Cli, ShippedExampleWithoutOutWritesNothing) {
+  TempDir tmp;
+  const fs::path old_cwd = fs::current_path();
+  fs::current_path(tmp.path());
+  const CliResult r = run_cli("run " + example_traces() + " --topology composable-falcon4016");
+  fs::current_path(old_cwd);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(line_starting(r.out, "summary: predicted"), "") << r.out;
+  EXPECT_EQ(r.out.find("wrote"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::is_empty(tmp.path())) << "files appeared in the working directory " << tmp.path();
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. Import counts against the shared traces' summary.csv.
+
+TEST(Cli, ImportCountsMatchSharedSummaryCsv) {
+  COMPOSIM_REQUIRE_SHARED_DATA();
+  const auto rows = read_csv(shared_data() + "/traces/summary.csv");
+  ASSERT_FALSE(rows.empty());
+  const std::regex counts(R"(kernels (\d+) \(NCCL (\d+)\), memcpy (\d+))");
+  int with_gpu = 0, without_gpu = 0;
+  for (const auto& row : rows) {
+    const std::string file = trace_path(map_summary_file(row.at("file")));
+    SCOPED_TRACE(file);
+    ASSERT_TRUE(fs::exists(file)) << "summary.csv lists a file that is not in the shared folder";
+    const long kernels = std::stol(row.at("n_kernels")), nccl = std::stol(row.at("n_nccl_kernels")),
+               memcpy = std::stol(row.at("n_memcpy"));
+    const CliResult r = run_cli("import " + q(file));
+    if (kernels == 0 && memcpy == 0) {
+      ++without_gpu;
+      expect_input_error(r, file);
+      EXPECT_NE(r.err.find("no GPU activity"), std::string::npos) << r.err;
+      continue;
+    }
+    ++with_gpu;
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, counts)) << r.out;
+    EXPECT_EQ(std::stol(m[1]), kernels) << r.out;
+    EXPECT_EQ(std::stol(m[2]), nccl) << r.out;
+    EXPECT_EQ(std::stol(m[3]), memcpy) << r.out;
+  }
+  EXPECT_GE(with_gpu, 10);
+  EXPECT_EQ(without_gpu, 1);  // the counter-only cupti_profiler trace
+}
+
+TEST(Cli, ImportCounterOnlyCuptiTraceFails) {
+  COMPOSIM_REQUIRE_SHARED_DATA();
+  const std::string file = trace_path("hta/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz");
+  const CliResult r = run_cli("import " + q(file));
+  expect_input_error(r, file);
+  EXPECT_NE(r.err.find("no GPU activity"), std::string::npos) << r.err;
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. The workload IR round trip.
+
+TEST(Cli, ImportedIrReplaysLikeTheOriginalTrace) {
+  COMPOSIM_REQUIRE_SHARED_DATA();
+  TempDir tmp;
+  const std::string trace = trace_path(kNcclData), ir = tmp.path() + "/nccl_data.ir.json";
+  const CliResult imp = run_cli("import " + q(trace) + " --out " + q(ir));
+  ASSERT_EQ(imp.exit_code, 0) << imp.err;
+  EXPECT_NE(imp.out.find("wrote " + ir), std::string::npos) << imp.out;
+  ASSERT_TRUE(fs::exists(ir));
+  EXPECT_FALSE(fs::exists(ir + ".tmp"));
+  const json j = read_json(ir);
+  EXPECT_TRUE(j.contains("composim_workload")) << "not a composim IR file";
+
+  // Importing the IR again gives the same counts.
+  const CliResult imp2 = run_cli("import " + q(ir));
+  ASSERT_EQ(imp2.exit_code, 0) << imp2.err;
+  EXPECT_EQ(line_starting(imp2.out, "  kernels"), line_starting(imp.out, "  kernels")) << imp.out << imp2.out;
+  EXPECT_NE(line_starting(imp.out, "  kernels"), "");
+
+  const CliResult a = run_cli("run --trace " + q(trace) + " --topology dgx-a100");
+  const CliResult b = run_cli("run --trace " + q(ir) + " --topology dgx-a100");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string sa = summary_without_wall_time(a.out);
+  ASSERT_NE(sa, "") << a.out;
+  EXPECT_EQ(summary_without_wall_time(b.out), sa);  // the line ends with wall-clock time, which may differ
+  EXPECT_EQ(line_starting(b.out, "breakdown"), line_starting(a.out, "breakdown"));
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. Self-replay acceptance: median predicted step within 5% of median measured.
+
+namespace {
+void expect_self_replay(const std::string& rel, const std::string& topology, double measured_ms) {
+  COMPOSIM_REQUIRE_SHARED_DATA();
+  TempDir tmp;
+  const std::string out = tmp.path() + "/out";
+  const CliResult r = run_cli("run --trace " + q(trace_path(rel)) + " --topology " + topology + " --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json s = read_json(out + "/summary.json");
+  const double meas = s.at("measured_iteration_s").get<double>(), pred = s.at("predicted_iteration_s").get<double>();
+  EXPECT_NEAR(meas * 1e3, measured_ms, 0.005 * measured_ms) << "measured median step";
+  EXPECT_LT(std::abs(s.at("error_pct").get<double>()), 5.0) << r.out;
+  EXPECT_LT(std::abs(pred - meas) / meas, 0.05) << r.out;
+  size_t steps = 0;
+  for (const auto& it : s.at("iterations"))
+    if (!it.at("warmup").get<bool>()) ++steps;
+  EXPECT_GE(steps, 3u) << "the median should be over several steps";
+}
+}  // namespace
+
+TEST(Cli, SelfReplayNcclDataOnDgxA100) { expect_self_replay(kNcclData, "dgx-a100", 222.44); }
+TEST(Cli, SelfReplayNsResolutionOnDgx1V100) { expect_self_replay(kNsResolution, "dgx1-v100", 95.70); }
+TEST(Cli, SelfReplayResnet50OnDgx1V100) { expect_self_replay(kResnet50, "dgx1-v100", 176.27); }
+
+// ---------------------------------------------------------------------------------------
+// 5. Every other trace with GPU activity replays to completion.
+
+namespace {
+void expect_replays(const std::string& traces, const std::string& topology, int ranks) {
+  COMPOSIM_REQUIRE_SHARED_DATA();
+  const CliResult r = run_cli("run " + traces + " --topology " + topology);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(std::to_string(ranks) + " rank(s) on " + topology), std::string::npos) << r.out;
+  const std::string s = line_starting(r.out, "summary: predicted");
+  ASSERT_NE(s, "") << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(s, m, std::regex(R"(predicted ([0-9.]+) ms vs measured ([0-9.]+) ms)"))) << s;
+  EXPECT_GT(std::stod(m[1]), 0.0) << s;
+  EXPECT_GT(std::stod(m[2]), 0.0) << s;
+}
+std::string one(const std::string& rel) { return "--trace " + q(trace_path(rel)); }
+}  // namespace
+
+TEST(Cli, ReplaysAlexnetCriticalPathTrace) {
+  expect_replays(one("hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz"), "dgx-a100", 1);
+}
+TEST(Cli, ReplaysSimpleAddTrace) {
+  expect_replays(one("hta/execution_trace/benchmark_simple_add_trace.json.gz"), "dgx-a100", 1);
+}
+TEST(Cli, ReplaysParamResnetOnPcie) { expect_replays(one("param/resnet_kineto.json.gz"), "pcie-8gpu-gen3", 1); }
+TEST(Cli, ReplaysTracelensB200AsEightRanks) {
+  expect_replays(one("tracelens/b200/eager_trace.json.gz"), "dgx-a100", 8);
+}
+TEST(Cli, ReplaysTwoSampledRanksTogether) {
+  expect_replays(one("hta/trace_filter/sampled_rank-0.json.gz") + " " + one("hta/trace_filter/sampled_rank-1.json.gz"),
+                 "dgx-a100", 2);
+}
+
+// ---------------------------------------------------------------------------------------
+// 6. Bad input: status 2, one line naming the file, no partial output.
+
+TEST(Cli, BadInputTruncatedGzip) {
+  TempDir tmp;
+  const std::string gz = tmp.path() + "/trace.json.gz", out = tmp.path() + "/out";
+  const std::string text = small_kineto_trace(50).dump();
+  gzFile f = gzopen(gz.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+  ASSERT_EQ(gzclose(f), Z_OK);
+  // Control: the whole file is a valid trace.
+  const CliResult ok = run_cli("run --trace " + q(gz) + " --topology dgx-a100");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const auto size = fs::file_size(gz);
+  fs::resize_file(gz, size / 2);
+  const CliResult r = run_cli("run --trace " + q(gz) + " --topology dgx-a100 --out " + q(out));
+  expect_input_error(r, gz);
+  EXPECT_TRUE(r.err.find("truncated") != std::string::npos || r.err.find("corrupt") != std::string::npos) << r.err;
+  expect_no_output(out);
+}
+
+TEST(Cli, BadInputMalformedJson) {
+  TempDir tmp;
+  const std::string file = tmp.write("bad.json", R"({"traceEvents": [ {"ph": "X", )"), out = tmp.path() + "/out";
+  const CliResult r = run_cli("run --trace " + q(file) + " --topology dgx-a100 --out " + q(out));
+  expect_input_error(r, file);
+  EXPECT_NE(r.err.find("malformed JSON"), std::string::npos) << r.err;
+  expect_no_output(out);
+}
+
+TEST(Cli, BadInputTraceWithoutGpuActivity) {
+  TempDir tmp;
+  json t = small_kineto_trace(3);
+  json cpu_only = json::array();
+  for (const auto& e : t["traceEvents"])
+    if (e["cat"] == "cuda_runtime") cpu_only.push_back(e);
+  ASSERT_EQ(cpu_only.size(), 3u);
+  t["traceEvents"] = cpu_only;
+  const std::string file = tmp.path() + "/cpu_only.json", out = tmp.path() + "/out";
+  write_json(file, t);
+  const CliResult r = run_cli("run --trace " + q(file) + " --topology dgx-a100 --out " + q(out));
+  expect_input_error(r, file);
+  EXPECT_NE(r.err.find("no GPU activity"), std::string::npos) << r.err;
+  expect_no_output(out);
+}
+
+namespace {
+// A shipped topology, edited by `edit`, written to the temporary folder; runs the example
+// on it with --out and returns the result.
+CliResult run_on_edited_topology(const TempDir& tmp, const std::string& name, const std::function<void(json&)>& edit,
+                                 std::string* topo_file) {
+  json t = read_json(shipped_topology("pcie-8gpu-gen3"));
+  edit(t);
+  *topo_file = tmp.path() + "/" + name;
+  write_json(*topo_file, t);
+  return run_cli("run " + example_traces() + " --topology " + q(*topo_file) + " --out " + q(tmp.path() + "/out"));
+}
+}  // namespace
+
+TEST(Cli, UnmodifiedTopologyCopyIsAccepted) {
+  // Control for the edited-topology tests below: the copy itself is valid.
+  TempDir tmp;
+  std::string file;
+  const CliResult r = run_on_edited_topology(tmp, "copy.json", [](json&) {}, &file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(tmp.path() + "/out/summary.json"));
+}
+
+TEST(Cli, BadTopologyUnknownKey) {
+  TempDir tmp;
+  std::string file;
+  const CliResult r = run_on_edited_topology(tmp, "unknown_key.json", [](json& t) { t["links"][0]["bandwith_Bps"] = 1; }, &file);
+  expect_input_error(r, file);
+  EXPECT_NE(r.err.find("unknown key"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("links[0]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("bandwith_Bps"), std::string::npos) << r.err;
+  expect_no_output(tmp.path() + "/out");
+}
+
+TEST(Cli, BadTopologyMissingKey) {
+  TempDir tmp;
+  std::string file, place;
+  const CliResult r = run_on_edited_topology(
+      tmp, "missing_lanes.json",
+      [&](json& t) {
+        for (size_t i = 0; i < t["links"].size(); ++i)
+          if (t["links"][i].value("type", "") == "pcie" && t["links"][i].contains("lanes")) {
+            t["links"][i].erase("lanes");
+            place = "links[" + std::to_string(i) + "]";
+            return;
+          }
+      },
+      &file);
+  ASSERT_NE(place, "") << "no pcie link with \"lanes\" in pcie-8gpu-gen3.json";
+  expect_input_error(r, file);
+  EXPECT_NE(r.err.find("missing key \"lanes\""), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(place), std::string::npos) << r.err;
+  expect_no_output(tmp.path() + "/out");
+}
+
+TEST(Cli, BadTopologyUnknownNodeType) {
+  TempDir tmp;
+  std::string file;
+  const CliResult r = run_on_edited_topology(tmp, "node_type.json", [](json& t) { t["nodes"][2]["type"] = "pcie_swich"; }, &file);
+  expect_input_error(r, file);
+  EXPECT_NE(r.err.find("unknown node type"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nodes[2]"), std::string::npos) << r.err;
+  expect_no_output(tmp.path() + "/out");
+}
+
+TEST(Cli, BadTopologyDanglingLink) {
+  TempDir tmp;
+  std::string file;
+  const CliResult r = run_on_edited_topology(
+      tmp, "dangling.json",
+      [](json& t) {
+        json l = t["links"].back();
+        l["name"] = "dangling";
+        l["to"] = "gpu99";
+        t["links"].push_back(l);
+      },
+      &file);
+  expect_input_error(r, file);
+  EXPECT_NE(r.err.find("unknown node"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpu99"), std::string::npos) << r.err;
+  expect_no_output(tmp.path() + "/out");
+}
+
+TEST(Cli, BadInputMoreRanksThanGpus) {
+  TempDir tmp;
+  const std::string out = tmp.path() + "/out";
+  const CliResult r = run_cli("run --trace " + q(example(0)) + " --topology composable-falcon4016 --ranks 17 --out " + q(out));
+  expect_input_error(r, "composable-falcon4016");
+  EXPECT_NE(r.err.find("17 ranks"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("16 GPUs"), std::string::npos) << r.err;
+  expect_no_output(out);
+  // Control: 16 ranks fit.
+  const CliResult ok = run_cli("run --trace " + q(example(0)) + " --topology composable-falcon4016 --ranks 16");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("16 rank(s)"), std::string::npos) << ok.out;
+}
+
+TEST(Cli, BadInputCollectiveSomeRankNeverReaches) {
+  TempDir tmp;
+  const std::string r0 = hand_made("hang_rank0.json"), r1 = hand_made("hang_rank1.json"), out = tmp.path() + "/out";
+  const auto t0 = std::chrono::steady_clock::now();
+  const CliResult r = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100 --out " + q(out));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(wall, 5.0) << "reported the hang only after " << wall << " s";
+  expect_input_error(r, "hang_rank");
+  EXPECT_NE(r.err.find("[1]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("all_reduce"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("#1"), std::string::npos) << "the second all-reduce is the one rank 1 never reaches: " << r.err;
+  expect_no_output(out);
+}
+
+namespace {
+// rank 0's first all-reduce only, so that both ranks launch exactly one.
+std::string write_rank0_single(const TempDir& tmp) {
+  json t = read_json(hand_made("hang_rank0.json"));
+  json ev = json::array();
+  for (const auto& e : t["traceEvents"])
+    if (e["args"]["correlation"] == 1) ev.push_back(e);
+  EXPECT_EQ(ev.size(), 2u);
+  t["traceEvents"] = ev;
+  const std::string p = tmp.path() + "/rank0_single.json";
+  write_json(p, t);
+  return p;
+}
+}  // namespace
+
+TEST(Cli, HandMadeTwoRankAllReduceReplays) {
+  // Control for the two tests around it: with one all-reduce on each rank the pair replays.
+  TempDir tmp;
+  const std::string r0 = write_rank0_single(tmp);
+  const CliResult r = run_cli("run --trace " + q(r0) + " --trace " + q(hand_made("hang_rank1.json")) + " --topology dgx-a100");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("2 rank(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 1 collectives"), std::string::npos) << r.out;
+}
+
+TEST(Cli, BadInputMismatchedCollectiveSizes) {
+  TempDir tmp;
+  const std::string r0 = write_rank0_single(tmp);
+  json t1 = read_json(hand_made("hang_rank1.json"));
+  bool changed = false;
+  for (auto& e : t1["traceEvents"])
+    if (e["cat"] == "kernel") {
+      e["args"]["In msg nelems"] = 524288;
+      e["args"]["Out msg nelems"] = 524288;
+      changed = true;
+    }
+  ASSERT_TRUE(changed);
+  const std::string r1 = tmp.path() + "/rank1_half.json", out = tmp.path() + "/out";
+  write_json(r1, t1);
+  const CliResult r = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100 --out " + q(out));
+  expect_input_error(r, tmp.path() + "/rank");
+  EXPECT_NE(r.err.find("mismatched"), std::string::npos) << r.err;
+  expect_no_output(out);
+}
+
+TEST(Cli, BadInputUnknownShippedTopology) {
+  TempDir tmp;
+  const std::string out = tmp.path() + "/out";
+  const CliResult r = run_cli("run " + example_traces() + " --topology no-such-topo --out " + q(out));
+  expect_input_error(r, "no-such-topo");
+  EXPECT_NE(r.err.find("not a shipped topology"), std::string::npos) << r.err;
+  expect_no_output(out);
+}
+
+// ---------------------------------------------------------------------------------------
+// 7. The topology subcommand.
+
+TEST(Cli, TopologyRouteWithinOneSwitch) {
+  const CliResult r = run_cli("topology pcie-8gpu-gen3 --route gpu0 gpu1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("gpu0 -> sw0 -> gpu1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("14.40 GB/s"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("staged"), std::string::npos) << r.out;
+  EXPECT_EQ(lines_of(r.out).size(), 1u) << r.out;
+}
+
+TEST(Cli, TopologyRouteAcrossSocketsIsStaged) {
+  const CliResult r = run_cli("topology pcie-8gpu-gen3 --route gpu0 gpu4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("staged"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gpu4"), std::string::npos) << r.out;
+}
+
+TEST(Cli, TopologyRouteNvlink) {
+  const CliResult r = run_cli("topology dgx1-v100 --route gpu0 gpu1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("NVLink"), std::string::npos) << r.out;
+}
+
+TEST(Cli, TopologyRouteUnknownEndpoint) {
+  const CliResult r = run_cli("topology pcie-8gpu-gen3 --route gpu0 gpu42");
+  expect_input_error(r, "--route");
+  EXPECT_NE(r.err.find("gpu42"), std::string::npos) << r.err;
+}
+
+TEST(Cli, TopologyDot) {
+  TempDir tmp;
+  const std::string dot = tmp.path() + "/t.dot";
+  const CliResult r = run_cli("topology pcie-8gpu-gen3 --dot " + q(dot));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("8 GPUs"), std::string::npos) << r.out;
+  ASSERT_TRUE(fs::exists(dot));
+  const std::string text = slurp(dot);
+  EXPECT_EQ(text.rfind("graph", 0), 0u) << text.substr(0, 80);
+  EXPECT_NE(text.find("gpu7"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------
+// 8. list-models and --version.
+
+TEST(Cli, ListModels) {
+  const CliResult r = run_cli("list-models");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pcie.link"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("launch_latency_s"), std::string::npos) << r.out;
+}
+
+TEST(Cli, Version) {
+  const CliResult r = run_cli("--version");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("composim ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("0.1.0"), std::string::npos) << r.out;
+}

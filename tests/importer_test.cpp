@@ -1,0 +1,141 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "models/error.hpp"
+#include "test_util.hpp"
+#include "traces/kineto.hpp"
+#include "traces/workload_json.hpp"
+
+using namespace composim;
+using composim::testing::TempDir;
+
+namespace {
+
+// A small current-schema trace: two threads, a compute and an NCCL stream, an event
+// record/wait pair, a blocking pageable copy, a stream synchronize and two steps.
+const char* kCurrent = R"JSON({
+ "schemaVersion": 1,
+ "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-40GB"}],
+ "distributedInfo": {"backend": "nccl", "rank": 1, "world_size": 2,
+   "pg_config": [{"pg_name": "0", "backend_config": "cuda:nccl", "pg_size": 2, "ranks": [0, 1]}]},
+ "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 1000.0, "dur": 400.0, "args": {}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": 1000.0, "dur": 50.0, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 1010.0, "dur": 30.0, "args": {"device": 0, "stream": 7, "correlation": 1, "bytes": 65536}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 1060.0, "dur": 5.0, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 1070.0, "dur": 100.0, "args": {"device": 0, "stream": 7, "correlation": 2}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaEventRecord", "pid": 1, "tid": 2, "ts": 1070.0, "dur": 2.0, "args": {"correlation": 3}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamWaitEvent", "pid": 1, "tid": 2, "ts": 1073.0, "dur": 2.0, "args": {"correlation": 4}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 1076.0, "dur": 5.0, "args": {"correlation": 5}},
+  {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "pid": 0, "tid": 20, "ts": 1170.0, "dur": 50.0,
+   "args": {"device": 0, "stream": 20, "correlation": 5, "Collective name": "allreduce", "In msg nelems": 1000, "dtype": "Float", "Group size": 2, "Process Group Name": "0", "Process Group Ranks": "[0, 1]"}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 1, "tid": 1, "ts": 1100.0, "dur": 80.0, "args": {"correlation": 6}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 1400.0, "dur": 300.0, "args": {}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1400.0, "dur": 5.0, "args": {"correlation": 7}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 1410.0, "dur": 100.0, "args": {"device": 0, "stream": 7, "correlation": 7}},
+  {"ph": "s", "id": 2, "pid": 1, "tid": 2, "ts": 1060.0, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "f", "id": 2, "pid": 0, "tid": 7, "ts": 1070.0, "cat": "ac2g", "name": "ac2g", "bp": "e"}
+ ]})JSON";
+
+// The older schema: Kernel / Runtime / Memcpy categories and string thread ids.
+const char* kLegacy = R"JSON({
+ "schemaVersion": 1,
+ "deviceProperties": [{"id": 0, "name": "Tesla V100-DGXS-32GB"}],
+ "traceEvents": [
+  {"ph": "X", "cat": "Operator", "name": "ProfilerStep#5", "pid": 10, "tid": "10", "ts": 100, "dur": 200, "args": {}},
+  {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": "10", "ts": 100, "dur": 6, "args": {"cbid": 211, "correlation": 9}},
+  {"ph": "X", "cat": "Kernel", "name": "conv", "pid": 0, "tid": "stream 7", "ts": 110, "dur": 50, "args": {"device": 0, "stream": 7, "correlation": 9}},
+  {"ph": "X", "cat": "Runtime", "name": "cudaMemsetAsync", "pid": 10, "tid": "10", "ts": 120, "dur": 4, "args": {"correlation": 10}},
+  {"ph": "X", "cat": "Memset", "name": "Memset (Device)", "pid": 0, "tid": "stream 7", "ts": 160, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 10, "bytes": 4096}}
+ ]})JSON";
+
+}  // namespace
+
+TEST(Importer, CurrentSchema) {
+  TempDir d;
+  auto w = trace::import_kineto(d.write("t.json", kCurrent));
+  EXPECT_EQ(w.format, "kineto");
+  EXPECT_EQ(w.rank, 1);
+  EXPECT_EQ(w.world_size, 2);
+  EXPECT_EQ(w.gpu_model, "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(w.threads.size(), 2u);
+  EXPECT_EQ(w.streams.size(), 2u);
+  EXPECT_EQ(w.kernel_count(), 3u);
+  EXPECT_EQ(w.count(trace::GpuOpKind::memcpy), 1u);
+  ASSERT_EQ(w.collectives.size(), 1u);
+  const auto& c = w.collectives[0];
+  EXPECT_EQ(c.kind, collective::Kind::all_reduce);
+  EXPECT_EQ(c.in_bytes, 4000u);
+  EXPECT_EQ(w.communicators[c.communicator].ranks, (std::vector<int>{0, 1}));
+  // Times are ns from the first event.
+  const auto& memcpy_op = w.gpu_ops[0];
+  EXPECT_EQ(memcpy_op.ts_ns, 10000);
+  EXPECT_EQ(memcpy_op.copy, trace::CopyKind::htod);
+  EXPECT_EQ(memcpy_op.bytes, 65536u);
+  // The pageable copy blocks its thread.
+  const auto& t1 = w.threads[0].ops;
+  EXPECT_TRUE(t1[0].blocking);
+  EXPECT_EQ(t1[0].waits, std::vector<std::int32_t>{0});
+  // The NCCL kernel waits for the gemm recorded before it (record on the compute stream,
+  // wait by the stream of the next launch).
+  const auto& nccl = w.gpu_ops[c.gpu_op];
+  EXPECT_EQ(nccl.waits, std::vector<std::int32_t>{1});
+  // cudaStreamSynchronize on the main thread waits for the last op enqueued on stream 7
+  // before it, even though the other thread launched it.
+  EXPECT_TRUE(t1[1].blocking);
+  EXPECT_EQ(t1[1].waits, std::vector<std::int32_t>{1});
+  ASSERT_EQ(w.iterations.size(), 2u);
+  EXPECT_EQ(w.iterations[0].name, "ProfilerStep#1");
+  EXPECT_EQ(w.iterations[0].dur_ns, 400000);
+  EXPECT_EQ(w.iterations[1].thread, w.iterations[0].thread);
+}
+
+TEST(Importer, LegacySchema) {
+  TempDir d;
+  auto w = trace::import_kineto(d.write("t.json", kLegacy));
+  EXPECT_EQ(w.format, "kineto-legacy");
+  EXPECT_EQ(w.kernel_count(), 1u);
+  EXPECT_EQ(w.count(trace::GpuOpKind::memset), 1u);
+  EXPECT_EQ(w.gpu_ops[0].launch_op, 0);
+  EXPECT_EQ(w.gpu_ops[1].bytes, 4096u);
+  ASSERT_EQ(w.iterations.size(), 1u);
+  EXPECT_EQ(w.iterations[0].dur_ns, 200000);
+}
+
+TEST(Importer, IrRoundTrip) {
+  TempDir d;
+  auto w = trace::import_kineto(d.write("t.json", kCurrent));
+  const std::string ir = d.write("t.ir.json", trace::workload_to_json(w));
+  auto back = trace::load_workload(ir);
+  EXPECT_EQ(back.format, "composim-ir");
+  const auto a = trace::workload_to_json(back), b = trace::workload_to_json(w);
+  EXPECT_EQ(a.substr(a.find("\"threads\"")), b.substr(b.find("\"threads\"")));
+  EXPECT_EQ(back.gpu_ops[w.collectives[0].gpu_op].waits, w.gpu_ops[w.collectives[0].gpu_op].waits);
+}
+
+TEST(Importer, RejectsBadInputWithPlace) {
+  TempDir d;
+  auto msg = [](const std::string& path) {
+    try {
+      trace::load_workload(path);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const auto bad = d.write("bad.json", "{\"traceEvents\": [ {\"ph\": ");
+  EXPECT_NE(msg(bad).find(bad + ": byte"), std::string::npos) << msg(bad);
+  EXPECT_NE(msg(bad).find("malformed JSON"), std::string::npos);
+  const auto empty = d.write("cpu.json", R"({"traceEvents": [{"ph": "X", "cat": "cuda_runtime", "name": "cudaFree", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})");
+  EXPECT_NE(msg(empty).find("no GPU activity"), std::string::npos) << msg(empty);
+  const auto notrace = d.write("x.json", R"({"nodes": []})");
+  EXPECT_NE(msg(notrace).find("not a Chrome trace"), std::string::npos) << msg(notrace);
+  EXPECT_NE(msg(d.path() + "/missing.json").find("cannot open"), std::string::npos);
+  // The IR reader checks cross-references.
+  auto w = trace::import_kineto(d.write("t.json", kCurrent));
+  auto doc = nlohmann::json::parse(trace::workload_to_json(w));
+  doc["gpu_ops"][1]["stream"] = 42;
+  const auto ir = d.write("bad.ir.json", doc.dump());
+  EXPECT_NE(msg(ir).find("gpu_ops[1]: stream index out of range"), std::string::npos) << msg(ir);
+}

@@ -1,0 +1,91 @@
+#include <gtest/gtest.h>
+
+#include "models/collective.hpp"
+#include "models/gpu.hpp"
+#include "models/nvlink.hpp"
+#include "models/pcie.hpp"
+#include "models/registry.hpp"
+
+using namespace composim;
+
+// Hand-computed: x16 * 8 GT/s / 8 bits * 128/130 * 256/(256+24).
+TEST(PcieModel, Gen3x16PayloadBandwidth) {
+  const double expected = 16 * 8e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0);
+  EXPECT_NEAR(pcie::link_bandwidth_Bps(3, 16), expected, 1.0);
+  EXPECT_NEAR(pcie::link_bandwidth_Bps(3, 16) / 1e9, 14.40, 0.01);  // hardware.md "x16 payload ceiling"
+  EXPECT_NEAR(pcie::link_bandwidth_Bps(4, 16) / 1e9, 28.81, 0.01);
+  EXPECT_NEAR(pcie::link_bandwidth_Bps(5, 16) / 1e9, 57.61, 0.01);
+  EXPECT_NEAR(pcie::link_bandwidth_Bps(4, 8) * 2, pcie::link_bandwidth_Bps(4, 16), 1.0);
+  // Larger payloads amortise the TLP overhead: 512 B -> 512/536.
+  EXPECT_NEAR(pcie::link_bandwidth_Bps(3, 16, 512), 16 * 1e9 * (128.0 / 130.0) * (512.0 / 536.0), 1.0);
+  EXPECT_NEAR(pcie::link_bandwidth_Bps(2, 16) / 1e9, 16 * 5.0 / 8 * 0.8 * 256 / 280, 1e-9);
+}
+
+TEST(PcieModel, RejectsImpossibleLinks) {
+  EXPECT_THROW(pcie::link_bandwidth_Bps(7, 16), std::invalid_argument);
+  EXPECT_THROW(pcie::link_bandwidth_Bps(3, 12), std::invalid_argument);
+  EXPECT_THROW(pcie::link_bandwidth_Bps(3, 16, 64), std::invalid_argument);
+}
+
+TEST(PcieModel, SwitchLatencyByGeneration) {
+  EXPECT_DOUBLE_EQ(pcie::switch_latency_s(3), 150e-9);
+  EXPECT_DOUBLE_EQ(pcie::switch_latency_s(4), 105e-9);
+  EXPECT_DOUBLE_EQ(pcie::switch_latency_s(5), 115e-9);
+}
+
+TEST(NvlinkModel, Bandwidth) {
+  EXPECT_DOUBLE_EQ(nvlink::link_bandwidth_Bps(2, 2), 50e9);
+  EXPECT_DOUBLE_EQ(nvlink::link_bandwidth_Bps(3, 12), 300e9);
+  EXPECT_DOUBLE_EQ(nvlink::link_bandwidth_Bps(5, 18), 900e9);
+  EXPECT_THROW(nvlink::link_bandwidth_Bps(6, 1), std::invalid_argument);
+}
+
+TEST(GpuModel, KnownGpus) {
+  bool known = false;
+  auto v = gpu::find_gpu_spec("Tesla V100-SXM2-32GB", &known);
+  EXPECT_TRUE(known);
+  EXPECT_EQ(v.name, "V100");
+  EXPECT_EQ(v.pcie_generation, 3);
+  EXPECT_FALSE(gpu::find_gpu_spec("NVIDIA GeForce RTX 2080 Ti").pcie_p2p);
+  gpu::find_gpu_spec("Imaginary X1", &known);
+  EXPECT_FALSE(known);
+}
+
+TEST(CollectiveModel, KernelNames) {
+  auto a = collective::parse_nccl_kernel_name("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)");
+  EXPECT_TRUE(a.is_nccl);
+  EXPECT_EQ(a.kind, collective::Kind::all_reduce);
+  EXPECT_EQ(a.algorithm, "RING");
+  EXPECT_FALSE(a.protocol_reliable);  // NCCL <= 2.18 names the entry kernel, not the protocol
+  auto b = collective::parse_nccl_kernel_name("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  EXPECT_EQ(b.kind, collective::Kind::all_gather);
+  EXPECT_EQ(b.protocol, collective::Protocol::ll);
+  EXPECT_TRUE(b.protocol_reliable);
+  EXPECT_EQ(collective::parse_nccl_kernel_name("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(x)").kind, collective::Kind::send_recv);
+  EXPECT_FALSE(collective::parse_nccl_kernel_name("void at::native::vectorized_elementwise_kernel").is_nccl);
+  EXPECT_EQ(collective::parse_kind("_allgather_base"), collective::Kind::all_gather);
+  EXPECT_EQ(collective::parse_kind("reduce_scatter_tensor_coalesced"), collective::Kind::reduce_scatter);
+  EXPECT_EQ(collective::dtype_size_B("BFloat16"), 2);
+  EXPECT_EQ(collective::dtype_size_B("Float"), 4);
+}
+
+// nccl-tests doc/PERFORMANCE.md: all-reduce moves 2(n-1)/n of the buffer per rank.
+TEST(CollectiveModel, RingSchedule) {
+  auto ar = collective::ring_schedule(collective::Kind::all_reduce, 4, 1e6);
+  EXPECT_DOUBLE_EQ(ar.bytes_per_rank, 1.5e6);
+  EXPECT_EQ(ar.steps, 6);
+  auto ag = collective::ring_schedule(collective::Kind::all_gather, 8, 1e6);  // input per rank
+  EXPECT_DOUBLE_EQ(ag.bytes_per_rank, 7e6);
+  EXPECT_EQ(collective::ring_schedule(collective::Kind::all_reduce, 1, 1e6).bytes_per_rank, 0.0);
+  EXPECT_DOUBLE_EQ(collective::wire_efficiency(collective::Protocol::ll), 0.5);
+}
+
+TEST(Registry, EveryParameterHasUnitAndSource) {
+  ASSERT_GE(all_models().size(), 7u);
+  for (const auto& m : all_models())
+    for (const auto& p : m.params) {
+      EXPECT_FALSE(p.unit.empty()) << m.name << "." << p.name;
+      EXPECT_FALSE(p.source.empty()) << m.name << "." << p.name;
+    }
+  EXPECT_NE(format_models_table(true).find("| `launch_latency_s` | s |"), std::string::npos);
+}

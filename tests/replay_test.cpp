@@ -1,0 +1,176 @@
+// Replay semantics on tiny hand-made traces, against hand-computed times. Each TEST must
+// run in its own process (one SimGrid simulation per process): ctest does that.
+#include <gtest/gtest.h>
+
+#include <simgrid/s4u/Engine.hpp>
+#include <xbt/log.h>
+
+#include <nlohmann/json.hpp>
+
+#include "models/collective.hpp"
+#include "models/error.hpp"
+#include "sim/replay.hpp"
+#include "test_util.hpp"
+#include "traces/kineto.hpp"
+
+using namespace composim;
+using composim::testing::TempDir;
+
+namespace {
+
+// Two A100s under one Gen4 switch under one host.
+const char* kTopo = R"({
+  "schema_version": 1, "name": "two-gpu-switch",
+  "nodes": [
+    {"name": "cpu0", "type": "host"},
+    {"name": "sw0", "type": "pcie_switch", "generation": 4},
+    {"name": "gpu0", "type": "gpu", "model": "A100"},
+    {"name": "gpu1", "type": "gpu", "model": "A100"}
+  ],
+  "links": [
+    {"from": "cpu0", "to": "sw0", "type": "pcie", "generation": 4, "lanes": 16},
+    {"from": "sw0", "to": "gpu0", "type": "pcie", "generation": 4, "lanes": 16},
+    {"from": "sw0", "to": "gpu1", "type": "pcie", "generation": 4, "lanes": 16}
+  ]})";
+
+bool engine_ready() {
+  static int uses = 0;
+  if (uses++ > 0) return false;
+  static int argc = 1;
+  static char name[] = "replay_test";
+  static char* argv[] = {name, nullptr};
+  xbt_log_control_set("root.thresh:critical");
+  new simgrid::s4u::Engine(&argc, argv);
+  sim::configure_engine();
+  return true;
+}
+
+#define NEED_ENGINE() \
+  if (!engine_ready()) GTEST_SKIP() << "one simulation per process: run this test alone (ctest does)"
+
+std::string call(const char* name, int tid, double ts, double dur, int corr) {
+  char b[256];
+  std::snprintf(b, sizeof b, R"({"ph":"X","cat":"cuda_runtime","name":"%s","pid":1,"tid":%d,"ts":%.3f,"dur":%.3f,"args":{"correlation":%d}})",
+                name, tid, ts, dur, corr);
+  return b;
+}
+std::string kernel(const char* name, int stream, double ts, double dur, int corr, const std::string& extra = "") {
+  char b[512];
+  std::snprintf(b, sizeof b, R"({"ph":"X","cat":"kernel","name":"%s","pid":0,"tid":%d,"ts":%.3f,"dur":%.3f,"args":{"device":0,"stream":%d,"correlation":%d%s}})",
+                name, stream, ts, dur, stream, corr, extra.c_str());
+  return b;
+}
+std::string trace_doc(const std::vector<std::string>& events, const std::string& dist = "") {
+  std::string s = "{\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA A100-SXM4-40GB\"}]," + dist + "\"traceEvents\":[";
+  for (size_t i = 0; i < events.size(); ++i) s += (i ? "," : "") + events[i];
+  return s + "]}";
+}
+
+sim::ReplayResult replay(const std::vector<std::string>& docs, sim::ReplayOptions opt = {}) {
+  static TempDir dir;
+  static topo::Topology topology = topo::Topology::parse(nlohmann::json::parse(kTopo), "two-gpu-switch.json");
+  std::vector<trace::Workload> w;
+  for (size_t i = 0; i < docs.size(); ++i) w.push_back(trace::import_kineto(dir.write("t" + std::to_string(i) + ".json", docs[i])));
+  sim::Replay r(topology, std::move(w), opt);
+  return r.run();
+}
+
+constexpr double us = 1e-6;
+
+}  // namespace
+
+// Two kernels launched back to back: the second waits for the stream, not for its launch.
+TEST(Replay, StreamOrder) {
+  NEED_ENGINE();
+  auto res = replay({trace_doc({call("cudaLaunchKernel", 1, 0, 5, 1), call("cudaLaunchKernel", 1, 5, 5, 2),
+                                kernel("a", 7, 7, 100, 1), kernel("b", 7, 107, 100, 2)})});
+  const auto& r = res.ranks[0];
+  EXPECT_NEAR(r.gpu_start[0], 7 * us, 1e-12);   // launch returns at 5 us, + 2 us launch latency
+  EXPECT_NEAR(r.gpu_end[0], 107 * us, 1e-12);
+  EXPECT_NEAR(r.gpu_start[1], 107 * us, 1e-12);  // eligible at 12 us, stream busy until 107 us
+  EXPECT_NEAR(r.gpu_end[1], 207 * us, 1e-12);
+  EXPECT_NEAR(r.cpu_end[0][1], 10 * us, 1e-12);
+}
+
+// cudaEventRecord after a kernel on stream 7, cudaStreamWaitEvent before a launch on
+// stream 20: the second kernel starts when the first ends, not when it is launched.
+TEST(Replay, EventWaitAcrossStreams) {
+  NEED_ENGINE();
+  auto res = replay({trace_doc({call("cudaLaunchKernel", 1, 0, 5, 1), call("cudaEventRecord", 1, 6, 1, 2),
+                                call("cudaStreamWaitEvent", 1, 8, 1, 3), call("cudaLaunchKernel", 1, 10, 5, 4),
+                                call("cudaLaunchKernel", 1, 16, 5, 5), kernel("a", 7, 7, 100, 1),
+                                kernel("b", 20, 107, 10, 4), kernel("c", 21, 23, 10, 5)})});
+  const auto& r = res.ranks[0];
+  // GPU ops are numbered in measured start order: a (7 us), c (23 us), b (107 us).
+  EXPECT_NEAR(r.gpu_start[2], 107 * us, 1e-12);  // b waited for a
+  EXPECT_NEAR(r.gpu_end[2], 117 * us, 1e-12);
+  EXPECT_NEAR(r.gpu_start[1], 23 * us, 1e-12);   // c on another stream did not wait: 21 + 2
+}
+
+// A stream synchronize returns when the awaited kernel ends plus the measured return
+// latency (3 us here), so a slower launch path delays the next CPU call.
+TEST(Replay, SynchronizeBlocksTheCpu) {
+  NEED_ENGINE();
+  const auto doc = trace_doc({call("cudaLaunchKernel", 1, 0, 5, 1), kernel("a", 7, 7, 1000, 1),
+                              call("cudaStreamSynchronize", 1, 10, 1000, 2), call("cudaLaunchKernel", 1, 1015, 5, 3),
+                              kernel("b", 7, 1022, 10, 3)});
+  sim::ReplayOptions opt;
+  opt.launch_latency_s = 52 * us;  // 50 us later than measured
+  auto res = replay({doc}, opt);
+  const auto& r = res.ranks[0];
+  EXPECT_NEAR(r.gpu_end[0], 1057 * us, 1e-12);
+  EXPECT_NEAR(r.cpu_end[0][1], 1060 * us, 1e-12);
+  EXPECT_NEAR(r.cpu_start[0][2], 1065 * us, 1e-12);
+  EXPECT_NEAR(r.gpu_start[1], 1070 * us + 52 * us, 1e-12);
+}
+
+// An all-reduce of 14.4 MB between two ranks that arrive 500 us apart: nobody moves data
+// before the last rank arrives, then the ring flow (S bytes each way for n = 2) crosses the
+// switch at the Gen4 x16 rate, then NCCL's latency; both kernels end together.
+TEST(Replay, CollectiveWaitsForEveryRank) {
+  NEED_ENGINE();
+  const std::string dist0 = R"("distributedInfo":{"rank":0,"world_size":2,"pg_config":[{"pg_name":"0","backend_config":"cuda:nccl","ranks":[0,1]}]},)";
+  const std::string dist1 = R"("distributedInfo":{"rank":1,"world_size":2,"pg_config":[{"pg_name":"0","backend_config":"cuda:nccl","ranks":[0,1]}]},)";
+  const std::string args = R"(,"Collective name":"allreduce","In msg nelems":3600000,"dtype":"Float","Group size":2,"Process Group Name":"0","Process Group Ranks":"[0, 1]")";
+  const char* name = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+  auto r0 = trace_doc({call("cudaLaunchKernel", 1, 0, 5, 1), kernel(name, 20, 7, 3000, 1, args)}, dist0);
+  auto r1 = trace_doc({call("cudaFree", 1, 0, 500, 9), call("cudaLaunchKernel", 1, 500, 5, 1), kernel(name, 20, 507, 2500, 1, args)}, dist1);
+  auto res = replay({r0, r1});
+  const double bytes = 3600000.0 * 4;
+  const double bw = 16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0);
+  const double expected = 507 * us + bytes / bw + 105e-9 + collective::latency_s(collective::Protocol::simple, collective::LinkClass::pcie, 2);
+  EXPECT_NEAR(res.ranks[0].gpu_start[0], 7 * us, 1e-12);  // rank 0's kernel starts and waits
+  EXPECT_NEAR(res.ranks[0].gpu_end[0], expected, 1e-9);
+  EXPECT_NEAR(res.ranks[1].gpu_end[0], expected, 1e-9);
+  EXPECT_EQ(res.collectives, 1u);
+  EXPECT_EQ(res.flows, 2u);
+}
+
+// Host-to-device copies of two ranks share the host's x16 uplink: each takes twice as long
+// as alone (28.8 MB at 28.8 GB/s = 1 ms alone).
+TEST(Replay, CopiesContendForTheSwitchUplink) {
+  NEED_ENGINE();
+  const std::string memcpy_ev =
+      R"JSON({"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pinned -> Device)","pid":0,"tid":7,"ts":7,"dur":1000,"args":{"device":0,"stream":7,"correlation":1,"bytes":28807090}})JSON";
+  const auto doc = trace_doc({call("cudaMemcpyAsync", 1, 0, 5, 1), memcpy_ev}, R"("distributedInfo":{"rank":0,"world_size":2},)");
+  auto res = replay({doc});
+  const double bw = 16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0);
+  const double latency = 1e-6 + 105e-9;  // root complex + one switch
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NEAR(res.ranks[r].gpu_start[0], 7 * us, 1e-12);
+    EXPECT_NEAR(res.ranks[r].gpu_end[0], 7 * us + latency + 2 * 28807090.0 / bw, 1e-7) << "rank " << r;
+  }
+}
+
+TEST(Replay, MoreRanksThanGpusIsAnError) {
+  NEED_ENGINE();
+  const auto doc = trace_doc({call("cudaLaunchKernel", 1, 0, 5, 1), kernel("a", 7, 7, 100, 1)});
+  sim::ReplayOptions opt;
+  opt.ranks = 3;
+  try {
+    replay({doc}, opt);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("3 ranks but topology \"two-gpu-switch\" has only 2 GPUs"), std::string::npos) << e.what();
+  }
+}

@@ -1,0 +1,75 @@
+// Helpers shared by the tests: temporary files, running the composim binary, and the
+// location of the shared real data (tests that need it skip with a message without it).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace composim::testing {
+
+inline std::string source_dir() { return COMPOSIM_SOURCE_DIR; }
+
+// ../shared/data, or "" when it is absent (CI and developer machines have it; a user's
+// fresh clone may not).
+inline std::string shared_data() {
+  const std::string d = COMPOSIM_SHARED_DATA;
+  return std::filesystem::is_directory(d + "/traces") ? d : std::string();
+}
+
+#define COMPOSIM_REQUIRE_SHARED_DATA()                                                           \
+  do {                                                                                          \
+    if (::composim::testing::shared_data().empty())                                             \
+      GTEST_SKIP() << "skipped: ../shared/data is absent (real traces and measurements are read " \
+                      "from there, never copied into the repo)";                               \
+  } while (0)
+
+// A fresh temporary directory, removed when the object dies.
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/composim-test-XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string write(const std::string& name, const std::string& content) const {
+    const std::string p = path_ + "/" + name;
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+  }
+
+ private:
+  std::string path_;
+};
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs the composim binary with `args` (a shell-quoted string); captures both streams.
+inline CliResult run_cli(const std::string& args) {
+  TempDir t;
+  const std::string cmd = std::string(COMPOSIM_BINARY) + " " + args + " >" + t.path() + "/out 2>" + t.path() + "/err";
+  CliResult r;
+  const int status = std::system(cmd.c_str());
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  auto slurp = [](const std::string& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  r.out = slurp(t.path() + "/out");
+  r.err = slurp(t.path() + "/err");
+  return r;
+}
+
+}  // namespace composim::testing
