@@ -246,7 +246,7 @@ int main(int argc, char** argv) {
   sg.push_back(nullptr);
 
   CLI::App app{"composim: discrete-event simulator of composable GPU systems for deep-learning training"};
-  app.set_version_flag("--version", std::string("composim ") + kVersion + " (SimGrid " + SIMGRID_VERSION_STRING + ")");
+  app.set_version_flag("--version", std::string("composim ") + kVersion + " (" + SIMGRID_VERSION_STRING + ")");
   app.require_subcommand(1);
 
   RunArgs run;

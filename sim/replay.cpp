@@ -504,15 +504,29 @@ std::string Replay::Impl::deadlock_report() const {
 
 ReplayResult Replay::run() {
   Impl& m = *impl_;
-  // Routes: every ordered pair of placed GPUs, and each GPU with its host.
-  std::vector<std::pair<int, int>> pairs;
+  // Routes the run needs: each GPU with its host, and the GPU pairs of every collective's
+  // ring (all pairs for all-to-all).
+  std::set<std::pair<int, int>> needed;
   for (int a : m.rank_gpu) {
     const int h = m.topo.nearest_host(a);
-    pairs.emplace_back(a, h);
-    pairs.emplace_back(h, a);
-    for (int b : m.rank_gpu)
-      if (a != b) pairs.emplace_back(a, b);
+    needed.emplace(a, h);
+    needed.emplace(h, a);
   }
+  for (const auto& inst : m.instances) {
+    std::vector<int> ring;
+    for (const auto& mem : inst.members) ring.push_back(mem.rank);
+    std::sort(ring.begin(), ring.end());
+    const size_t n = ring.size();
+    for (size_t i = 0; i < n && n > 1; ++i) {
+      if (inst.kind == collective::Kind::all_to_all) {
+        for (size_t j = 0; j < n; ++j)
+          if (i != j) needed.emplace(m.rank_gpu[ring[i]], m.rank_gpu[ring[j]]);
+      } else {
+        needed.emplace(m.rank_gpu[ring[i]], m.rank_gpu[ring[(i + 1) % n]]);
+      }
+    }
+  }
+  std::vector<std::pair<int, int>> pairs(needed.begin(), needed.end());
   m.platform = std::make_unique<Platform>(m.topo, pairs);
   sg4::Activity::on_completion_cb([&m](const sg4::Activity& a) { m.on_comm_done(a); });
 

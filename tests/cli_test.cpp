@@ -288,7 +288,7 @@ TEST(Cli, ImportCountsMatchSharedSummaryCsv) {
     EXPECT_EQ(std::stol(m[2]), nccl) << r.out;
     EXPECT_EQ(std::stol(m[3]), memcpy) << r.out;
   }
-  EXPECT_GE(with_gpu, 10);
+  EXPECT_GE(with_gpu, 9);  // 10 rows in summary.csv, one of them counter-only
   EXPECT_EQ(without_gpu, 1);  // the counter-only cupti_profiler trace
 }
 

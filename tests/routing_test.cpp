@@ -69,3 +69,12 @@ TEST(Routing, NvlinkPreferred) {
   EXPECT_TRUE(n.nvlink);
   EXPECT_EQ(n.transit.size(), 1u);  // through one NVSwitch
 }
+
+TEST(Routing, P2pOffDisablesNvlinkToo) {
+  auto t = topo::Topology::load("dgx-a100");
+  t.set_p2p_enabled(false);
+  auto r = topo::route(t, node(t, "gpu0"), node(t, "gpu1"));
+  EXPECT_FALSE(r.nvlink);
+  EXPECT_TRUE(r.staged);
+  EXPECT_EQ(path(t, r), "gpu0>sw0>cpu0>sw0>gpu1");
+}

@@ -106,7 +106,8 @@ Route route(const Topology& t, int src, int dst) {
   r.src = src;
   r.dst = dst;
   const bool gpu_pair = nodes[src].type == NodeType::gpu && nodes[dst].type == NodeType::gpu;
-  if (gpu_pair) {
+  // With P2P off (NCCL_P2P_DISABLE, or a system without P2P) NVLink is not used either.
+  if (gpu_pair && t.p2p_enabled()) {
     auto nv = bfs(t, src, dst, Class::nvlink);
     if (!nv.empty()) {
       append(t, r, nv);

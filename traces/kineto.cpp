@@ -168,7 +168,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   std::vector<RawGpu> gpu;
   std::vector<RawCall> calls;
   std::vector<const json*> steps;
-  std::unordered_map<std::int64_t, std::int64_t> sync_stream_by_corr;  // cuda_sync events
+  struct SyncInfo {
+    std::int64_t stream = -1, wait_on_stream = -1, record_corr = -1;
+  };
+  std::unordered_map<std::int64_t, SyncInfo> sync_by_corr;  // cuda_sync events, by call correlation
   std::map<std::string, std::int32_t> thread_index;
   double t0_us = INFINITY;
   bool legacy = false;
@@ -197,7 +200,8 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     t0_us = std::min(t0_us, ts);
     if (cat == "cuda_sync") {
       const json& a = e.contains("args") ? e["args"] : json::object();
-      sync_stream_by_corr[get_int(a, "correlation")] = get_int(a, "stream");
+      sync_by_corr[get_int(a, "correlation")] = {get_int(a, "stream"), get_int(a, "wait_on_stream"),
+                                                 get_int(a, "wait_on_cuda_event_record_corr_id")};
     } else if (is_step) {
       steps.push_back(&e);
     } else if (is_gpu) {
@@ -349,6 +353,22 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     return best;
   };
 
+  auto first_on_stream_after = [&](std::int32_t s, std::int64_t t) -> std::int32_t {
+    const auto& ops = w.streams[s].ops;
+    size_t lo = 0, hi = ops.size();
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (launch_ts(ops[mid]) <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < ops.size() ? ops[lo] : -1;
+  };
+  auto stream_by_id = [&](std::int64_t id) -> std::int32_t {
+    for (std::int32_t k = 0; k < static_cast<std::int32_t>(w.streams.size()); ++k)
+      if (w.streams[k].id == id) return k;
+    return -1;
+  };
+
   // Pass 2, per thread in order: infer event record/wait pairs and synchronisation.
   struct Record {
     std::int64_t ts;
@@ -381,6 +401,22 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         const std::int32_t captured = last_stream >= 0 ? last_on_stream_before(last_stream, op.ts_ns) : -1;
         records.push_back({op.ts_ns, captured});
       } else if (name.find("StreamWaitEvent") != std::string::npos) {
+        // Newer traces say which record a wait pairs with and which streams are involved
+        // (cuda_sync "Stream Wait Event": stream, wait_on_stream,
+        // wait_on_cuda_event_record_corr_id); use that when present.
+        auto si = sync_by_corr.find(op_corr[ti][oi]);
+        if (si != sync_by_corr.end() && si->second.wait_on_stream >= 0 && si->second.stream >= 0) {
+          const std::int32_t from = stream_by_id(si->second.wait_on_stream), to = stream_by_id(si->second.stream);
+          std::int64_t rec_ts = op.ts_ns;
+          if (auto rc = call_by_corr.find(si->second.record_corr); rc != call_by_corr.end())
+            rec_ts = w.threads[rc->second.thread].ops[rc->second.op].ts_ns;
+          if (from >= 0 && to >= 0 && from != to) {
+            const std::int32_t captured = last_on_stream_before(from, rec_ts);
+            const std::int32_t target = first_on_stream_after(to, op.ts_ns);
+            if (captured >= 0 && target >= 0) w.gpu_ops[target].waits.push_back(captured);
+          }
+          continue;
+        }
         if (!records.empty()) pending_waits.push_back(records.back().gpu_op);
       } else if (name.find("EventSynchronize") != std::string::npos) {
         if (!records.empty() && records.back().gpu_op >= 0) {
@@ -390,10 +426,8 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       } else if (name.find("StreamSynchronize") != std::string::npos || name.find("cuStreamSynchronize") != std::string::npos) {
         std::int32_t s = last_stream;
         // A cuda_sync event with this call's correlation names the stream.
-        if (auto it = sync_stream_by_corr.find(op_corr[ti][oi]); it != sync_stream_by_corr.end()) {
-          for (std::int32_t k = 0; k < static_cast<std::int32_t>(w.streams.size()); ++k)
-            if (w.streams[k].id == it->second) s = k;
-        }
+        if (auto it = sync_by_corr.find(op_corr[ti][oi]); it != sync_by_corr.end() && stream_by_id(it->second.stream) >= 0)
+          s = stream_by_id(it->second.stream);
         if (s >= 0) {
           const std::int32_t g = last_on_stream_before(s, op.ts_ns);
           if (g >= 0) {

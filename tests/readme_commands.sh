@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Examples are tests: runs every `build/sim/composim ...` line of the README's ```sh blocks
+# from the source directory and fails if any exits non-zero. Lines that read
+# ../shared/data are skipped, with a message, when that folder is absent.
+set -uo pipefail
+src="$1"
+bin="$2"
+cd "$src"
+fail=0; ran=0; skipped=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+awk '/^```sh/{f=1;next} /^```/{f=0} f && /^build\/sim\/composim /' README.md > "$tmp/cmds"
+while IFS= read -r line; do
+  if [[ "$line" == *"../shared/data"* && ! -d ../shared/data ]]; then
+    echo "skipped (../shared/data absent): $line"; skipped=$((skipped+1)); continue
+  fi
+  cmd="${line/build\/sim\/composim/$bin}"
+  cmd="${cmd//out\//$tmp\/out\/}"
+  if (cd "$src" && eval "$cmd") > "$tmp/log" 2>&1; then
+    echo "ok: $line"; ran=$((ran+1))
+  else
+    echo "FAILED: $line"; sed 's/^/  | /' "$tmp/log" | tail -20; fail=$((fail+1))
+  fi
+done < "$tmp/cmds"
+echo "README commands: $ran passed, $fail failed, $skipped skipped"
+[ "$ran" -gt 0 ] && [ "$fail" -eq 0 ]
