@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -77,6 +78,13 @@ std::vector<trace::Workload> load_traces(const std::vector<std::string>& paths) 
   return w;
 }
 
+void make_parent_dirs(const std::string& file) {
+  std::error_code ec;
+  const auto parent = std::filesystem::path(file).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) input_error(file, "", "cannot create its directory: " + ec.message());
+}
+
 double peak_rss_MiB() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -124,11 +132,14 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv) {
   std::printf("breakdown per iteration: compute %.3f ms, exposed communication %.3f ms, memcpy %.3f ms, idle %.3f ms\n",
               rep.breakdown.compute_s * 1e3, rep.breakdown.exposed_communication_s * 1e3, rep.breakdown.memcpy_s * 1e3,
               rep.breakdown.idle_s * 1e3);
-  std::printf("summary: predicted %.3f ms vs measured %.3f ms per iteration (median of %zu), error %+.2f%%; %llu ops, %llu flows, %llu collectives in %.2f s\n",
+  std::printf("summary: predicted %.3f ms vs measured %.3f ms per iteration (median of %zu), error %+.2f%%; %llu ops, %llu flows, %llu collectives in %.3f s\n",
               rep.predicted_iteration_s * 1e3, rep.measured_iteration_s * 1e3,
               static_cast<size_t>(std::count_if(rep.iterations.begin(), rep.iterations.end(), [](const auto& r) { return !r.warmup; })),
               rep.error_pct, static_cast<unsigned long long>(result.ops_simulated), static_cast<unsigned long long>(result.flows),
               static_cast<unsigned long long>(result.collectives), wall);
+  for (const auto& w : ws)
+    if (w.synthetic)
+      std::printf("note: %s is a synthetic trace: its \"measured\" times come from its generator, not from hardware\n", w.source.c_str());
   if (result.collectives_without_size)
     std::printf("note: %llu collective(s) had no message size in the trace and were replayed at their measured duration\n",
                 static_cast<unsigned long long>(result.collectives_without_size));
@@ -162,6 +173,7 @@ int cmd_import(const std::string& path, const std::string& out) {
               w.collectives.size(), w.iterations.size());
   if (!out.empty()) {
     const std::string text = trace::workload_to_json(w);
+    make_parent_dirs(out);
     const std::string tmp = out + ".tmp";
     std::ofstream f(tmp, std::ios::binary);
     f << text;
@@ -205,6 +217,7 @@ int cmd_topology(const std::string& name, const std::string& dot, const std::vec
   std::printf("routes:\n");
   for (auto [a, b] : pairs) std::printf("  %s\n", topo::describe(t, topo::route(t, a, b)).c_str());
   if (!dot.empty()) {
+    make_parent_dirs(dot);
     std::ofstream f(dot);
     f << t.to_dot();
     if (!f) input_error(dot, "", "cannot write");

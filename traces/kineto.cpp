@@ -160,6 +160,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         }
       }
     }
+    if (auto it = doc.find("synthetic"); it != doc.end() && it->is_boolean()) w.synthetic = it->get<bool>();
     if (auto it = doc.find("deviceProperties"); it != doc.end() && it->is_array() && !it->empty())
       w.gpu_model = get_str((*it)[0], "name");
   }

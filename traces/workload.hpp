@@ -94,6 +94,7 @@ struct Iteration {
 struct Workload {
   std::string source;        // file it came from
   std::string format;        // "kineto", "kineto-legacy", "composim-ir"
+  bool synthetic = false;    // the file says it was generated, not measured
   int rank = 0;
   int world_size = 1;
   std::string gpu_model;

@@ -38,6 +38,7 @@ std::string workload_to_json(const Workload& w) {
   doc["composim_workload"] = 1;
   doc["source"] = w.source;
   doc["format"] = w.format;
+  doc["synthetic"] = w.synthetic;
   doc["rank"] = w.rank;
   doc["world_size"] = w.world_size;
   doc["gpu_model"] = w.gpu_model;
@@ -110,6 +111,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   try {
     w.source = doc.value("source", path);
     w.format = "composim-ir";
+    w.synthetic = doc.value("synthetic", false);
     w.rank = doc.at("rank").get<int>();
     w.world_size = doc.at("world_size").get<int>();
     w.gpu_model = doc.value("gpu_model", "");
