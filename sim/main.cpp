@@ -12,11 +12,15 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/version.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <xbt/log.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -30,6 +34,7 @@
 #include "sim/replay.hpp"
 #include "sim/report.hpp"
 #include "topologies/routing.hpp"
+#include "traces/capture/capture_trace.hpp"
 #include "traces/kineto.hpp"
 #include "traces/workload_json.hpp"
 
@@ -246,9 +251,74 @@ int cmd_bench(const RunArgs& a, std::vector<char*>& sg_argv) {
   return 0;
 }
 
+// composim capture [--out DIR] [--preload] -- COMMAND [ARGS...]
+// Runs COMMAND with the CUPTI injection library; each CUDA process writes
+// DIR/rank<R>.<pid>.pt.trace.json.gz at exit. Parsed by hand: everything after "--" is the
+// child's command line, untouched.
+int cmd_capture(int argc, char** argv) {
+  std::string out = "composim-capture";
+  bool preload = false;
+  int i = 2;
+  for (; i < argc; ++i) {
+    std::string_view a(argv[i]);
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "--out" && i + 1 < argc) out = argv[++i];
+    else if (a.rfind("--out=", 0) == 0) out = std::string(a.substr(6));
+    else if (a == "--preload") preload = true;
+    else if (a == "-h" || a == "--help") {
+      std::printf(
+          "Usage: composim capture [--out DIR] [--preload] -- COMMAND [ARGS...]\n"
+          "Records COMMAND's CUDA activity with CUPTI; each process writes DIR/rank<R>.<pid>.pt.trace.json.gz\n"
+          "(a PyTorch-profiler-compatible trace that `composim run --trace` replays). The rank comes from\n"
+          "RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID or PMI_RANK. --preload uses LD_PRELOAD instead of\n"
+          "CUDA_INJECTION64_PATH. NVTX ranges named \"step N\" become ProfilerStep#N.\n");
+      return 0;
+    } else {
+      input_error("", "capture", "unexpected argument \"" + std::string(a) + "\" (expected --out DIR, --preload, then -- COMMAND)");
+    }
+  }
+  if (i >= argc) input_error("", "capture", "no command given (composim capture [--out DIR] -- COMMAND [ARGS...])");
+#ifdef COMPOSIM_CUPTI_LIB
+  const std::string lib = COMPOSIM_CUPTI_LIB, cupti = COMPOSIM_LIBCUPTI;
+#else
+  input_error("", "capture", "this composim was built without the CUDA Toolkit / CUPTI; rebuild on a machine with /usr/local/cuda");
+  const std::string lib, cupti;
+#endif
+  make_parent_dirs(out + "/x");
+  const char* ld = std::getenv("LD_PRELOAD");
+  for (const auto& [k, v] : capture::launcher_environment(out, lib, cupti, preload, ld ? ld : "")) setenv(k.c_str(), v.c_str(), 1);
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child < 0) input_error("", "capture", "cannot start the command");
+  if (child == 0) {
+    execvp(argv[i], argv + i);
+    std::fprintf(stderr, "composim: error: capture: cannot run \"%s\": %s\n", argv[i], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  int files = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(out, ec))
+    if (e.path().string().size() > 20 && e.path().string().find(".pt.trace.json.gz") != std::string::npos) ++files;
+  std::printf("composim capture: %d trace file(s) in %s\n", files, out.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "capture") {
+    try {
+      return cmd_capture(argc, argv);
+    } catch (const InputError& e) {
+      std::fprintf(stderr, "composim: error: %s\n", e.what());
+      return 2;
+    }
+  }
   // SimGrid's own flags go to SimGrid, everything else to us.
   std::vector<char*> ours{argv[0]}, sg{argv[0]};
   for (int i = 1; i < argc; ++i) {
