@@ -14,10 +14,13 @@ std::string normalise(std::string_view s) {
   return out;
 }
 
-// NCCL tuning.cc (2.12-2.18): latencies in microseconds, Ring row, protocols LL/LL128/Simple.
-constexpr double kBaseLatRing_us[3] = {6.6, 14.0, 8.4};
-// hwLat, Ring row, per link class (NVLink, PCI, network).
-constexpr double kHwLatRing_us[3][3] = {{0.6, 1.25, 8.0}, {1.0, 1.9, 8.0}, {5.0, 8.5, 14.0}};
+// NCCL tuning.cc (2.12-2.18): latencies in microseconds, protocols LL/LL128/Simple.
+constexpr double kBaseLat_us[2][3] = {/* ring */ {6.6, 14.0, 8.4}, /* tree */ {6.8, 14.0, 0.0}};
+// hwLat per link class (NVLink, PCI, network), algorithm (ring, tree), protocol.
+constexpr double kHwLat_us[3][2][3] = {
+    /* NVLink  */ {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}},
+    /* PCI     */ {{1.0, 2.5, 5.7}, {1.0, 1.9, 6.0}},
+    /* network */ {{2.7, 4.0, 14.0}, {5.0, 8.5, 14.0}}};
 
 }  // namespace
 
@@ -130,10 +133,24 @@ double wire_efficiency(Protocol p) {
   return 1.0;
 }
 
-double latency_s(Protocol p, LinkClass link_class, int steps) {
+double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a) {
   const int pi = static_cast<int>(p);
   const int li = static_cast<int>(link_class);
-  return (kBaseLatRing_us[pi] + steps * kHwLatRing_us[li][pi]) * 1e-6;
+  const int ai = static_cast<int>(a);
+  return (kBaseLat_us[ai][pi] + steps * kHwLat_us[li][ai][pi]) * 1e-6;
+}
+
+std::string_view to_string(Algorithm a) { return a == Algorithm::ring ? "RING" : "TREE"; }
+
+double busbw_factor(Kind kind, int n) {
+  if (n <= 1) return 1.0;
+  switch (kind) {
+    case Kind::all_reduce: return 2.0 * (n - 1) / n;
+    case Kind::all_gather:
+    case Kind::reduce_scatter:
+    case Kind::all_to_all: return static_cast<double>(n - 1) / n;
+    default: return 1.0;
+  }
 }
 
 ModelInfo collective_model_info() {
@@ -142,14 +159,17 @@ ModelInfo collective_model_info() {
           "flow per rank = ring bytes / wire_efficiency; t = flows' end + base_lat + steps*hop_lat",
           {{"wire_efficiency_LL", "1", 0.5, "LL: 4 B data per 8 B line", "NCCL src/device/prims_ll.h"},
            {"wire_efficiency_LL128", "1", 120.0 / 128.0, "LL128: 120 B data per 128 B line", "NCCL prims_ll128.h"},
-           {"base_latency_ring_LL_s", "s", kBaseLatRing_us[0] * 1e-6, "ring base latency, LL", "NCCL tuning.cc baseLat"},
-           {"base_latency_ring_LL128_s", "s", kBaseLatRing_us[1] * 1e-6, "ring base latency, LL128", "NCCL tuning.cc baseLat"},
-           {"base_latency_ring_Simple_s", "s", kBaseLatRing_us[2] * 1e-6, "ring base latency, Simple", "NCCL tuning.cc baseLat"},
-           {"hop_latency_nvlink_LL_s", "s", kHwLatRing_us[0][0] * 1e-6, "per-step latency on NVLink, LL", "NCCL tuning.cc hwLat"},
-           {"hop_latency_nvlink_Simple_s", "s", kHwLatRing_us[0][2] * 1e-6, "per-step latency on NVLink, Simple", "NCCL tuning.cc hwLat"},
-           {"hop_latency_pcie_LL_s", "s", kHwLatRing_us[1][0] * 1e-6, "per-step latency on PCIe, LL", "NCCL tuning.cc hwLat"},
-           {"hop_latency_pcie_Simple_s", "s", kHwLatRing_us[1][2] * 1e-6, "per-step latency on PCIe, Simple", "NCCL tuning.cc hwLat"},
-           {"hop_latency_network_Simple_s", "s", kHwLatRing_us[2][2] * 1e-6, "per-step latency on the network, Simple",
+           {"base_latency_ring_LL_s", "s", kBaseLat_us[0][0] * 1e-6, "ring base latency, LL", "NCCL tuning.cc baseLat"},
+           {"base_latency_ring_LL128_s", "s", kBaseLat_us[0][1] * 1e-6, "ring base latency, LL128", "NCCL tuning.cc baseLat"},
+           {"base_latency_ring_Simple_s", "s", kBaseLat_us[0][2] * 1e-6, "ring base latency, Simple", "NCCL tuning.cc baseLat"},
+           {"base_latency_tree_LL_s", "s", kBaseLat_us[1][0] * 1e-6, "tree base latency, LL", "NCCL tuning.cc baseLat"},
+           {"hop_latency_nvlink_ring_LL_s", "s", kHwLat_us[0][0][0] * 1e-6, "per-step latency on NVLink, ring LL", "NCCL tuning.cc hwLat"},
+           {"hop_latency_nvlink_ring_Simple_s", "s", kHwLat_us[0][0][2] * 1e-6, "per-step latency on NVLink, ring Simple", "NCCL tuning.cc hwLat"},
+           {"hop_latency_pcie_ring_LL_s", "s", kHwLat_us[1][0][0] * 1e-6, "per-step latency on PCIe, ring LL", "NCCL tuning.cc hwLat"},
+           {"hop_latency_pcie_ring_Simple_s", "s", kHwLat_us[1][0][2] * 1e-6, "per-step latency on PCIe, ring Simple", "NCCL tuning.cc hwLat"},
+           {"hop_latency_network_ring_Simple_s", "s", kHwLat_us[2][0][2] * 1e-6, "per-step latency on the network, ring Simple",
+            "NCCL tuning.cc hwLat"},
+           {"hop_latency_network_tree_Simple_s", "s", kHwLat_us[2][1][2] * 1e-6, "per-step latency on the network, tree Simple",
             "NCCL tuning.cc hwLat"}}};
 }
 

@@ -15,6 +15,11 @@
 // after a latency of base_latency(algorithm, protocol) + steps * hop_latency(link class,
 // protocol), NCCL's own cost model. All member ranks' kernels end together.
 //
+// Tree (all-reduce only, as NCCL): a chain through each node's GPUs and a binary tree
+// between nodes; every edge carries the buffer up (reduce) and down (broadcast) at once.
+// The algorithm and protocol are those with the least predicted time, as NCCL's tuner
+// picks them, unless the trace or the command line says which.
+//
 // Sources: NVIDIA/nccl src/graph/tuning.cc (baseLat, hwLat; values of NCCL 2.12-2.18),
 // src/device/prims_ll.h and prims_ll128.h (line formats), nccl-tests doc/PERFORMANCE.md
 // (bytes moved per algorithm).
@@ -29,7 +34,14 @@ namespace composim::collective {
 
 enum class Kind { all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv, unknown };
 enum class Protocol { ll, ll128, simple };
+enum class Algorithm { ring, tree };
 enum class LinkClass { nvlink, pcie, network };
+
+std::string_view to_string(Algorithm a);
+
+// nccl-tests' bus-bandwidth factor (doc/PERFORMANCE.md): busbw = algbw * factor.
+// all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; others 1.
+double busbw_factor(Kind kind, int n);
 
 std::string_view to_string(Kind k);
 std::string_view to_string(Protocol p);
@@ -72,8 +84,9 @@ Protocol choose_protocol(double bytes, LinkClass link_class);
 
 double wire_efficiency(Protocol p);
 
-// Latency term in seconds: base_latency + steps * hop_latency.
-double latency_s(Protocol p, LinkClass link_class, int steps);
+// Latency term in seconds: base_latency(algorithm, protocol) + steps * hop_latency(link
+// class, algorithm, protocol), NCCL's model.
+double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a = Algorithm::ring);
 
 ModelInfo collective_model_info();
 

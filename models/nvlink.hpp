@@ -7,6 +7,12 @@
 // Per link, one direction: NVLink1 (P100) 20 GB/s, NVLink2 (V100) 25 GB/s, NVLink3 (A100)
 // 25 GB/s, NVLink4 (H100/H200) 25 GB/s, NVLink5 (Blackwell) 50 GB/s. Sources: NVIDIA
 // Pascal/Volta/Ampere/Hopper/Blackwell architecture whitepapers (in hardware.md).
+//
+// Topologies use the achievable payload bandwidth, links * per_link * payload_efficiency:
+// the signalling rate less packet headers and flow control. payload_efficiency = 0.837 is
+// measured: p2pBandwidthLatencyTest P2P writes on an 8x H100 SXM HGX reach 376.6 GB/s of
+// the 450 GB/s signalling rate (NVIDIA/nccl issue #1264, in measured/p2p_bandwidth.csv); it
+// is applied to every generation (no per-generation measurement in our data).
 // Latency of a link or an NVSwitch traversal has no public figure; the defaults below are
 // assumptions, small against the per-step latencies that collectives add (collective.hpp).
 #pragma once
@@ -18,8 +24,13 @@ namespace composim::nvlink {
 // One-direction bandwidth of one link of generation g in bytes/s; throws
 // std::invalid_argument for g outside 1..5.
 double per_link_Bps(int generation);
-// Bandwidth of `links` bundled links, bytes/s.
+// Signalling bandwidth of `links` bundled links, bytes/s (no payload efficiency).
 double link_bandwidth_Bps(int generation, int links);
+
+inline constexpr double kPayloadEfficiency = 376.6 / 450.0;
+
+// What a topology link carries: link_bandwidth_Bps * kPayloadEfficiency.
+double payload_bandwidth_Bps(int generation, int links);
 
 // Assumption (no public figure): 100 ns per NVLink hop and per NVSwitch traversal.
 inline constexpr double kLinkLatency_s = 100e-9;

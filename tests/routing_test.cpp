@@ -59,7 +59,7 @@ TEST(Routing, NvlinkPreferred) {
   auto r = topo::route(t, node(t, "gpu0"), node(t, "gpu3"));
   EXPECT_TRUE(r.nvlink);
   EXPECT_EQ(path(t, r), "gpu0>gpu3");
-  EXPECT_DOUBLE_EQ(r.bottleneck_Bps, 50e9);
+  EXPECT_DOUBLE_EQ(r.bottleneck_Bps, 50e9 * 376.6 / 450.0);  // 2 NVLink2 links at the measured payload efficiency
   // gpu0 and gpu5 share no NVLink and sit under different sockets: staged over PCIe.
   auto s = topo::route(t, node(t, "gpu0"), node(t, "gpu5"));
   EXPECT_FALSE(s.nvlink);

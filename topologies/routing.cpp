@@ -10,17 +10,35 @@
 namespace composim::topo {
 namespace {
 
-enum class Class { nvlink, pcie };
+enum class Class { nvlink, pcie, network };
+std::vector<Hop> bfs(const Topology& t, int src, int dst, enum Class c);
 
 bool link_in_class(LinkType t, Class c) {
   if (c == Class::nvlink) return t == LinkType::nvlink;
+  if (c == Class::network) return t == LinkType::ethernet || t == LinkType::infiniband || t == LinkType::optical;
   return t == LinkType::pcie || t == LinkType::optical || t == LinkType::cpu_interconnect;
 }
 
 bool transit_in_class(NodeType t, Class c) {
   if (c == Class::nvlink) return t == NodeType::nvswitch;
+  if (c == Class::network) return t == NodeType::network_switch || t == NodeType::optical_transceiver || t == NodeType::retimer;
   return t == NodeType::pcie_switch || t == NodeType::host || t == NodeType::retimer ||
          t == NodeType::optical_transceiver;
+}
+
+// The NIC nearest to `gpu` over PCIe (fewest hops, then file order); -1 if none.
+int nearest_nic(const Topology& t, int gpu) {
+  int best = -1;
+  size_t best_hops = SIZE_MAX;
+  for (int nic : t.nics()) {
+    if (t.machine_of(nic) != t.machine_of(gpu)) continue;
+    auto hops = bfs(t, gpu, nic, Class::pcie);
+    if (!hops.empty() && hops.size() < best_hops) {
+      best_hops = hops.size();
+      best = nic;
+    }
+  }
+  return best;
 }
 
 // Fewest-hop path from src to dst using only links and transit nodes of class c. Ties are
@@ -116,6 +134,23 @@ Route route(const Topology& t, int src, int dst) {
       return r;
     }
   }
+  if (gpu_pair && t.machine_of(src) != t.machine_of(dst)) {
+    // Across machines: GPU -> nearest NIC (GPUDirect RDMA) -> network -> NIC -> GPU.
+    const int a = nearest_nic(t, src), b = nearest_nic(t, dst);
+    if (a < 0 || b < 0) no_route(t, src, dst, "the GPUs are in different machines and one of them has no NIC");
+    auto up = bfs(t, src, a, Class::pcie);
+    auto net = bfs(t, a, b, Class::network);
+    auto down = bfs(t, b, dst, Class::pcie);
+    if (net.empty()) no_route(t, src, dst, "no network path between NICs " + t.nodes()[a].name + " and " + t.nodes()[b].name);
+    r.network = true;
+    append(t, r, up);
+    r.transit.push_back(a);
+    append(t, r, net);
+    r.transit.push_back(b);
+    append(t, r, down);
+    finish(t, r);
+    return r;
+  }
   auto path = bfs(t, src, dst, Class::pcie);
   if (path.empty()) no_route(t, src, dst, "no PCIe or NVLink path between them");
   if (gpu_pair) {
@@ -159,7 +194,7 @@ std::string describe(const Topology& t, const Route& r) {
     if (r.staged && std::find(r.memory_hosts.begin(), r.memory_hosts.end(), at) != r.memory_hosts.end()) s += "(memory)";
   }
   char tail[160];
-  const char* kind = r.nvlink ? "NVLink" : r.staged ? "staged via host memory" : "PCIe";
+  const char* kind = r.nvlink ? "NVLink" : r.network ? "network" : r.staged ? "staged via host memory" : "PCIe";
   std::snprintf(tail, sizeof tail, "  [%s, bottleneck %.2f GB/s, latency %.3f us]", kind, r.bottleneck_Bps / 1e9,
                 r.latency_s * 1e6);
   return s + tail;

@@ -7,6 +7,9 @@
 //   host's root complex without P2P forwarding (p2p_across_root_ports false), crosses two
 //   hosts, or P2P is off (globally or on either GPU), the route is *staged*: up to the
 //   source GPU's nearest host memory and back down, crossing that memory twice.
+// * GPU to GPU in two machines: to the source GPU's nearest NIC over PCIe (GPUDirect RDMA),
+//   over the network (Ethernet / InfiniBand links and switches), from the destination's
+//   nearest NIC down to it.
 // * GPU to host memory, host memory to GPU: the PCIe path through every switch on it.
 // GPUs and NICs are endpoints and never transit nodes.
 #pragma once
@@ -30,6 +33,7 @@ struct Route {
   std::vector<int> memory_hosts; // hosts whose memory the route crosses (endpoints or staging)
   bool staged = false;           // GPU-to-GPU staged through host memory
   bool nvlink = false;           // uses NVLink only
+  bool network = false;          // crosses machines over NICs and the network
   double bottleneck_Bps = 0;     // min over links and crossed memories
   double latency_s = 0;          // links + transit nodes + root complexes of memory hosts
 };

@@ -241,7 +241,7 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
       case LinkType::nvlink:
         l.generation = f.integer("generation");
         l.links = f.integer("links");
-        l.bandwidth_Bps = nvlink::link_bandwidth_Bps(l.generation, l.links);
+        l.bandwidth_Bps = nvlink::payload_bandwidth_Bps(l.generation, l.links);
         l.latency_s = f.num("latency_s", nvlink::kLinkLatency_s);
         break;
       case LinkType::ethernet:
@@ -326,6 +326,7 @@ void Topology::finish(const std::string& file) {
     graph_[v] = static_cast<int>(v);
     if (nodes_[v].type == NodeType::gpu) gpus_.push_back(static_cast<int>(v));
     if (nodes_[v].type == NodeType::host) hosts_.push_back(static_cast<int>(v));
+    if (nodes_[v].type == NodeType::nic) nics_.push_back(static_cast<int>(v));
   }
   for (size_t i = 0; i < links_.size(); ++i) boost::add_edge(links_[i].from, links_[i].to, static_cast<int>(i), graph_);
   if (hosts_.empty()) input_error(file, "nodes", "no node of type \"host\": GPUs need a host");
@@ -355,6 +356,28 @@ void Topology::finish(const std::string& file) {
   for (int g : gpus_)
     if (nearest_host_[g] < 0)
       input_error(file, "node \"" + nodes_[g].name + "\"", "unreachable GPU: no PCIe path to any host");
+
+  // Machines: components over every link but the network ones.
+  machine_.assign(nodes_.size(), -1);
+  for (size_t s = 0; s < nodes_.size(); ++s) {
+    if (machine_[s] >= 0 || nodes_[s].type == NodeType::network_switch) continue;
+    std::deque<int> q{static_cast<int>(s)};
+    machine_[s] = machines_;
+    while (!q.empty()) {
+      int v = q.front();
+      q.pop_front();
+      for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
+        const Link& l = links_[graph_[*e]];
+        if (l.type == LinkType::ethernet || l.type == LinkType::infiniband) continue;
+        int w = static_cast<int>(boost::target(*e, graph_));
+        if (machine_[w] < 0 && nodes_[w].type != NodeType::network_switch) {
+          machine_[w] = machines_;
+          q.push_back(w);
+        }
+      }
+    }
+    ++machines_;
+  }
 }
 
 std::optional<int> Topology::find_node(std::string_view name) const {

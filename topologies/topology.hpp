@@ -77,6 +77,12 @@ class Topology {
   std::optional<int> find_node(std::string_view name) const;
   // The host nearest to node `n` over PCIe (fewest hops); -1 if none.
   int nearest_host(int n) const;
+  // Machine (server) of a node: its connected component without the network links
+  // (Ethernet / InfiniBand). GPUs of one machine talk over PCIe or NVLink; GPUs of two
+  // machines over NICs and the network.
+  int machine_of(int n) const { return machine_.at(n); }
+  int machine_count() const { return machines_; }
+  const std::vector<int>& nics() const { return nics_; }
 
   // GraphViz text of the topology (boost::write_graphviz).
   std::string to_dot() const;
@@ -86,8 +92,10 @@ class Topology {
   bool p2p_ = true;
   std::vector<Node> nodes_;
   std::vector<Link> links_;
-  std::vector<int> gpus_, hosts_;
+  std::vector<int> gpus_, hosts_, nics_;
   std::vector<int> nearest_host_;
+  std::vector<int> machine_;
+  int machines_ = 0;
   Graph graph_;
   void finish(const std::string& file);
 };
