@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xbt/log.h>
+#include <zlib.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -53,6 +54,7 @@ struct RunArgs {
   int warmup = -1;
   std::string p2p;
   std::string launch_latency;
+  bool placement_given = false;
 };
 
 std::vector<int> parse_placement(const topo::Topology& t, const std::string& text) {
@@ -60,6 +62,8 @@ std::vector<int> parse_placement(const topo::Topology& t, const std::string& tex
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
+    while (!item.empty() && item.front() == ' ') item.erase(0, 1);
+    while (!item.empty() && item.back() == ' ') item.pop_back();
     auto n = t.find_node(item);
     if (!n) {
       // Accept bare indices into the GPU list.
@@ -106,21 +110,43 @@ void start_engine(int argc_sg, std::vector<char*>& argv_sg) {
   sim::configure_engine();
 }
 
-int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv) {
+// A duration flag: a number with its unit ("2us"); a bare number is refused, since "5"
+// could mean seconds or microseconds.
+double duration_flag(const std::string& flag, const std::string& text) {
+  if (text.find_first_of("nums") == std::string::npos)
+    input_error("", flag, "\"" + text + "\" needs a unit, e.g. 2us, 500ns or 0.1ms");
+  try {
+    return parse_duration_s(text);
+  } catch (const std::invalid_argument& e) {
+    input_error("", flag, e.what());
+  }
+}
+
+// Checks before a long simulation that --out can be written, so a bad location fails fast.
+void check_out_dir(const std::string& dir) {
+  if (dir.empty()) input_error("", "--out", "needs a directory");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) input_error(dir, "--out", "cannot create the output directory" + (ec ? ": " + ec.message() : std::string()));
+  const std::string probe = dir + "/.composim-write-test";
+  std::ofstream f(probe);
+  const bool ok = static_cast<bool>(f);
+  f.close();
+  std::filesystem::remove(probe, ec);
+  if (!ok) input_error(dir, "--out", "cannot write in the output directory");
+}
+
+int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
+  if (out_given) check_out_dir(a.out);
   topo::Topology topology = topo::Topology::load(a.topology);
   if (a.p2p == "off") topology.set_p2p_enabled(false);
   else if (a.p2p == "on") topology.set_p2p_enabled(true);
   auto workloads = load_traces(a.traces);
   sim::ReplayOptions opt;
   opt.ranks = a.ranks;
+  if (a.placement_given && a.placement.empty()) input_error("", "--placement", "needs a comma-separated list of GPUs");
   if (!a.placement.empty()) opt.placement = parse_placement(topology, a.placement);
-  if (!a.launch_latency.empty()) {
-    try {
-      opt.launch_latency_s = parse_duration_s(a.launch_latency);
-    } catch (const std::invalid_argument& e) {
-      input_error("", "--launch-latency", e.what());
-    }
-  }
+  if (!a.launch_latency.empty()) opt.launch_latency_s = duration_flag("--launch-latency", a.launch_latency);
   start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
   const auto t0 = std::chrono::steady_clock::now();
   sim::Replay replay(topology, std::move(workloads), opt);
@@ -128,6 +154,8 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto& ws = replay.workloads();
   sim::RunReport rep = sim::analyse(ws, result, a.warmup);
+  if (ws.size() > 1 && ws[0].world_size > static_cast<int>(ws.size()))
+    std::printf("note: %zu traces of a %d-rank job: replaying those %zu ranks only\n", ws.size(), ws[0].world_size, ws.size());
 
   std::printf("composim %s: %d rank(s) on %s, %zu trace(s)\n", kVersion, replay.rank_count(), topology.name().c_str(), ws.size());
   std::printf("%-22s %14s %14s %9s\n", "iteration", "measured_ms", "predicted_ms", "error_%");
@@ -149,7 +177,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv) {
     std::printf("note: %llu collective(s) had no message size in the trace and were replayed at their measured duration\n",
                 static_cast<unsigned long long>(result.collectives_without_size));
 
-  if (!a.out.empty()) {
+  if (out_given) {
     std::map<std::string, std::string> meta;
     meta["topology"] = topology.name();
     meta["topology_file"] = topology.file();
@@ -169,21 +197,32 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv) {
   return 0;
 }
 
-int cmd_import(const std::string& path, const std::string& out) {
+int cmd_import(const std::string& path, const std::string& out, bool out_given) {
+  if (out_given && out.empty()) input_error("", "--out", "needs a file name");
   trace::Workload w = trace::load_workload(path);
   std::printf("%s: format %s, rank %d of %d, GPU \"%s\"\n", path.c_str(), w.format.c_str(), w.rank, w.world_size, w.gpu_model.c_str());
   std::printf("  %zu CPU threads, %zu CPU ops, %zu streams\n", w.threads.size(), w.cpu_op_count(), w.streams.size());
   std::printf("  kernels %zu (NCCL %zu), memcpy %zu, memset %zu, collectives %zu, iterations %zu\n", w.kernel_count(),
               w.count(trace::GpuOpKind::collective), w.count(trace::GpuOpKind::memcpy), w.count(trace::GpuOpKind::memset),
               w.collectives.size(), w.iterations.size());
-  if (!out.empty()) {
+  if (out_given) {
     const std::string text = trace::workload_to_json(w);
     make_parent_dirs(out);
+    if (std::filesystem::is_directory(out)) input_error(out, "--out", "is a directory; give a file name");
     const std::string tmp = out + ".tmp";
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    f.close();
-    if (!f || std::rename(tmp.c_str(), out.c_str()) != 0) {
+    bool ok = false;
+    if (out.size() > 3 && out.compare(out.size() - 3, 3, ".gz") == 0) {
+      if (gzFile g = gzopen(tmp.c_str(), "wb")) {
+        ok = gzwrite(g, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size());
+        ok = gzclose(g) == Z_OK && ok;
+      }
+    } else {
+      std::ofstream f(tmp, std::ios::binary);
+      f << text;
+      f.close();
+      ok = static_cast<bool>(f);
+    }
+    if (!ok || std::rename(tmp.c_str(), out.c_str()) != 0) {
       std::remove(tmp.c_str());
       input_error(out, "", "cannot write the workload file");
     }
@@ -194,19 +233,28 @@ int cmd_import(const std::string& path, const std::string& out) {
 
 int cmd_topology(const std::string& name, const std::string& dot, const std::vector<std::string>& route_ends) {
   topo::Topology t = topo::Topology::load(name);
+  auto write_dot = [&] {
+    if (dot.empty()) return;
+    make_parent_dirs(dot);
+    std::ofstream f(dot);
+    f << t.to_dot();
+    if (!f) input_error(dot, "--dot", "cannot write");
+    std::printf("wrote %s\n", dot.c_str());
+  };
   if (route_ends.size() == 2) {
     auto a = t.find_node(route_ends[0]), b = t.find_node(route_ends[1]);
     if (!a || !b) input_error(t.file(), "--route", "unknown node \"" + (a ? route_ends[1] : route_ends[0]) + "\"");
     std::printf("%s\n", topo::describe(t, topo::route(t, *a, *b)).c_str());
+    write_dot();
     return 0;
   }
   std::printf("topology %s (%s): %zu nodes, %zu links, %zu GPUs, P2P %s\n", t.name().c_str(), t.file().c_str(), t.nodes().size(),
               t.links().size(), t.gpus().size(), t.p2p_enabled() ? "on" : "off");
   std::printf("nodes:\n");
   for (const auto& n : t.nodes())
-    std::printf("  %-14s %-20s%s%s latency %.3f us\n", n.name.c_str(), std::string(topo::to_string(n.type)).c_str(),
-                n.model.empty() ? "" : (" " + n.model).c_str(), n.type == topo::NodeType::gpu ? (n.p2p ? " P2P" : " no-P2P") : "",
-                n.latency_s * 1e6);
+    std::printf("  %-14s %-20s latency %.3f us%s%s\n", n.name.c_str(), std::string(topo::to_string(n.type)).c_str(), n.latency_s * 1e6,
+                n.model.empty() ? "" : (", model " + n.model).c_str(),
+                n.type == topo::NodeType::gpu ? (n.p2p ? ", PCIe P2P capable" : ", no PCIe P2P") : "");
   std::printf("links:\n");
   for (const auto& l : t.links())
     std::printf("  %-22s %-16s %s <-> %s  %.2f GB/s per direction, latency %.3f us\n", l.name.c_str(),
@@ -221,13 +269,7 @@ int cmd_topology(const std::string& name, const std::string& dot, const std::vec
   }
   std::printf("routes:\n");
   for (auto [a, b] : pairs) std::printf("  %s\n", topo::describe(t, topo::route(t, a, b)).c_str());
-  if (!dot.empty()) {
-    make_parent_dirs(dot);
-    std::ofstream f(dot);
-    f << t.to_dot();
-    if (!f) input_error(dot, "", "cannot write");
-    std::printf("wrote %s\n", dot.c_str());
-  }
+  write_dot();
   return 0;
 }
 
@@ -336,10 +378,10 @@ int main(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "replay traces on a topology and predict the iteration time");
   run_cmd->add_option("--trace", run.traces, "trace file (Kineto JSON, .json.gz, or composim IR); repeat for one per rank")->required();
   run_cmd->add_option("--topology", run.topology, "shipped topology name or JSON file")->required();
-  run_cmd->add_option("--ranks", run.ranks, "replicate a single trace to N ranks (default: its world size)")->check(CLI::PositiveNumber);
+  run_cmd->add_option("--ranks", run.ranks, "replicate a single trace to N ranks (default: its world size)")->check(CLI::Range(1, 1000000));
   run_cmd->add_option("--placement", run.placement, "GPU per rank, comma-separated names or indices (default: in order)");
   run_cmd->add_option("--out", run.out, "write summary.json, iterations.csv and timeline.json here");
-  run_cmd->add_option("--warmup", run.warmup, "exclude the first N steps (default: leading outliers)")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--warmup", run.warmup, "exclude the first N steps (default: leading outliers)")->check(CLI::Range(0, 1000000));
   run_cmd->add_option("--p2p", run.p2p, "force GPU peer-to-peer on or off")->check(CLI::IsMember({"on", "off"}));
   run_cmd->add_option("--launch-latency", run.launch_latency, "kernel launch latency, e.g. 2us (default: GPU model)");
 
@@ -363,7 +405,7 @@ int main(int argc, char** argv) {
   auto* bench_cmd = app.add_subcommand("bench", "measure replay throughput (operations/s) and peak memory");
   bench_cmd->add_option("--trace", bench.traces, "trace file")->required();
   bench_cmd->add_option("--topology", bench.topology, "topology")->required();
-  bench_cmd->add_option("--ranks", bench.ranks, "replicate to N ranks")->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--ranks", bench.ranks, "replicate to N ranks")->check(CLI::Range(1, 1000000));
 
   try {
     app.parse(static_cast<int>(ours.size()), ours.data());
@@ -372,13 +414,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    std::fprintf(stderr, "composim: error: %s (see --help)\n", e.what());
     return 2;
   }
 
   try {
-    if (*run_cmd) return cmd_run(run, sg);
-    if (*import_cmd) return cmd_import(import_path, import_out);
+    run.placement_given = run_cmd->count("--placement") > 0;
+    if (*run_cmd) return cmd_run(run, sg, run_cmd->count("--out") > 0);
+    if (*import_cmd) return cmd_import(import_path, import_out, import_cmd->count("--out") > 0);
     if (*topo_cmd) return cmd_topology(topo_name, topo_dot, route_ends);
     if (*models_cmd) {
       std::fputs(format_models_table(markdown).c_str(), stdout);

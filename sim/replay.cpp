@@ -233,10 +233,21 @@ int Replay::rank_count() const { return impl_->nranks; }
 void Replay::Impl::setup() {
   if (workloads.empty()) input_error("", "--trace", "no trace given");
   replicated = workloads.size() == 1;
+  const auto& gpus = topo.gpus();
   if (replicated) {
     nranks = opt.ranks > 0 ? opt.ranks : std::max(1, workloads[0].world_size);
+    if (opt.placement.empty() && nranks > static_cast<int>(gpus.size()))
+      input_error(topo.file(), "", std::to_string(nranks) + " ranks (" +
+                                       (opt.ranks > 0 ? std::string("--ranks") : "the world size of " + workloads[0].source) +
+                                       ") but topology \"" + topo.name() + "\" has only " + std::to_string(gpus.size()) +
+                                       " GPUs (use --ranks N to replay fewer ranks)");
     rank_workload.assign(nranks, 0);
   } else {
+    for (size_t i = 1; i < workloads.size(); ++i)
+      if (workloads[i].world_size != workloads[0].world_size)
+        input_error(workloads[i].source, "distributedInfo.world_size",
+                    "world size " + std::to_string(workloads[i].world_size) + " differs from " + std::to_string(workloads[0].world_size) +
+                        " in " + workloads[0].source + ": the traces are not of one job");
     std::stable_sort(workloads.begin(), workloads.end(), [](const Workload& a, const Workload& b) { return a.rank < b.rank; });
     for (size_t i = 1; i < workloads.size(); ++i)
       if (workloads[i].rank == workloads[i - 1].rank)
@@ -249,7 +260,6 @@ void Replay::Impl::setup() {
                                      " traces: --ranks replicates a single trace; give one or the other");
     for (int r = 0; r < nranks; ++r) rank_workload.push_back(r);
   }
-  const auto& gpus = topo.gpus();
   if (opt.placement.empty()) {
     if (nranks > static_cast<int>(gpus.size()))
       input_error(topo.file(), "", std::to_string(nranks) + " ranks but topology \"" + topo.name() + "\" has only " +

@@ -142,6 +142,9 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
   // Warm-up: the first `warmup` steps, or leading steps > 20% from the median.
   size_t skip = 0;
   if (warmup >= 0) {
+    if (rep.has_marks && static_cast<size_t>(warmup) >= rep.iterations.size())
+      input_error("", "--warmup", "--warmup " + std::to_string(warmup) + " leaves no step to measure: the trace has " +
+                                      std::to_string(rep.iterations.size()) + " steps");
     skip = std::min<size_t>(static_cast<size_t>(warmup), rep.iterations.size() - 1);
   } else if (rep.iterations.size() > 2) {
     std::vector<double> all;
@@ -271,6 +274,9 @@ void write_files_atomically(const std::string& dir, const std::map<std::string, 
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) input_error(dir, "", "cannot create output directory: " + ec.message());
+  for (const auto& [name, content] : files)
+    if (fs::is_directory(fs::path(dir) / name))
+      input_error((fs::path(dir) / name).string(), "", "is a directory; cannot write the output file there");
   std::vector<std::pair<fs::path, fs::path>> staged;
   auto cleanup = [&] {
     for (const auto& [tmp, final_path] : staged) fs::remove(tmp, ec);
@@ -290,8 +296,9 @@ void write_files_atomically(const std::string& dir, const std::map<std::string, 
   for (const auto& [tmp, final_path] : staged) {
     fs::rename(tmp, final_path, ec);
     if (ec) {
+      const std::string why = ec.message();
       cleanup();
-      input_error(final_path.string(), "", "cannot move output into place: " + ec.message());
+      input_error(final_path.string(), "", "cannot move output into place: " + why);
     }
   }
 }

@@ -661,3 +661,40 @@ TEST(Cli, Version) {
   EXPECT_EQ(r.out.rfind("composim ", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("0.1.0"), std::string::npos) << r.out;
 }
+
+// Flags whose values would silently change a prediction, or fail only after a long run.
+TEST(Cli, BadFlagsFailFastWithOneLine) {
+  const std::string ex = composim::testing::source_dir() + "/examples/traces/ddp2_rank0.json";
+  struct Case {
+    std::string args, expect;
+  } cases[] = {
+      {"run --trace " + ex + " --topology composable-falcon4016 --launch-latency 5", "needs a unit"},
+      {"run --trace " + ex + " --topology composable-falcon4016 --ranks 0", "--ranks: Value 0 not in range 1 to 1000000"},
+      {"run --trace " + ex + " --topology composable-falcon4016 --warmup 9", "--warmup 9 leaves no step to measure"},
+      {"run --trace " + ex + " --topology composable-falcon4016 --out /proc/composim-x", "cannot create the output directory"},
+      {"run --trace " + ex + " --topology composable-falcon4016 --out ''", "--out: needs a directory"},
+      {"run --trace " + ex + " --topology /tmp", "/tmp: is a directory, not a topology file"},
+      {"run --trace /tmp --topology composable-falcon4016", "/tmp: is a directory, not a trace file"},
+      {"run --trace " + ex + " --topology composable-falcon4016 --placement ''", "--placement: needs a comma-separated list"},
+  };
+  for (const auto& c : cases) {
+    auto r = composim::testing::run_cli(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("composim: error: ", 0), 0u) << r.err;
+  }
+}
+
+// --out naming a directory that holds a directory where an output file goes: nothing is
+// left behind.
+TEST(Cli, OutputIsAllOrNothing) {
+  composim::testing::TempDir d;
+  std::filesystem::create_directories(d.path() + "/out/timeline.json");
+  auto r = composim::testing::run_cli("run --trace " + composim::testing::source_dir() +
+                                      "/examples/traces/ddp2_rank0.json --topology composable-falcon4016 --out " + d.path() + "/out");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is a directory"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(d.path() + "/out/summary.json"));
+  EXPECT_FALSE(std::filesystem::exists(d.path() + "/out/iterations.csv"));
+}

@@ -137,5 +137,48 @@ TEST(Importer, RejectsBadInputWithPlace) {
   auto doc = nlohmann::json::parse(trace::workload_to_json(w));
   doc["gpu_ops"][1]["stream"] = 42;
   const auto ir = d.write("bad.ir.json", doc.dump());
-  EXPECT_NE(msg(ir).find("gpu_ops[1]: stream index out of range"), std::string::npos) << msg(ir);
+  EXPECT_NE(msg(ir).find("gpu_ops[1].stream: 42 is out of range [0, 1]"), std::string::npos) << msg(ir);
+  doc = nlohmann::json::parse(trace::workload_to_json(w));
+  doc["iterations"][0]["thread"] = 7;
+  const auto ir2 = d.write("bad2.ir.json", doc.dump());
+  EXPECT_NE(msg(ir2).find("iterations[0].thread: 7 is out of range"), std::string::npos) << msg(ir2);
+  doc = nlohmann::json::parse(trace::workload_to_json(w));
+  doc["gpu_ops"][0]["dur_ns"] = -5;
+  const auto ir3 = d.write("bad3.ir.json", doc.dump());
+  EXPECT_NE(msg(ir3).find("gpu_ops[0].dur_ns: -5 is out of range"), std::string::npos) << msg(ir3);
+  doc = nlohmann::json::parse(trace::workload_to_json(w));
+  doc["streams"][0]["ops"].push_back(0);
+  const auto ir4 = d.write("bad4.ir.json", doc.dump());
+  EXPECT_NE(msg(ir4).find("more than one stream or twice"), std::string::npos) << msg(ir4);
+}
+
+// Values that would silently change the prediction are errors naming the event.
+TEST(Importer, RejectsOutOfRangeEventFields) {
+  TempDir d;
+  auto msg = [&](const std::string& text) {
+    try {
+      trace::load_workload(d.write("t.json", text));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  auto trace_with = [](const std::string& kernel_fields, const std::string& dist = "") {
+    return "{" + dist + R"("traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, )" + kernel_fields + "}]}";
+  };
+  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": -3, "args": {"stream": 7})")).find("traceEvents[0] (\"k\"): \"dur\" = -3 is out of range"),
+            std::string::npos);
+  EXPECT_NE(msg(trace_with(R"("dur": 3, "args": {"stream": 7})")).find("missing \"ts\""), std::string::npos);
+  EXPECT_NE(msg(trace_with(R"("ts": "1", "dur": 3, "args": {"stream": 7})")).find("\"ts\" must be a number"), std::string::npos);
+  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": "abc"})")).find("\"stream\" = \"abc\" is not an integer"),
+            std::string::npos);
+  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": [])")).find("\"args\" must be an object"), std::string::npos);
+  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": 7})", R"("distributedInfo": {"rank": 5, "world_size": 2},)"))
+                .find("distributedInfo.rank: rank 5 is not in [0, world_size 2)"),
+            std::string::npos);
+  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": 7})", R"("distributedInfo": {"rank": 0, "world_size": 0},)"))
+                .find("distributedInfo.world_size: 0 is not a world size"),
+            std::string::npos);
+  // A numeric string stream id is what some exporters write: accepted.
+  EXPECT_EQ(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": "7"})")), "");
 }

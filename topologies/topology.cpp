@@ -276,6 +276,7 @@ Topology Topology::load(const std::string& name_or_path) {
       input_error(name_or_path, "", "no such file, and not a shipped topology (shipped: " + names + ")");
     }
   }
+  if (std::filesystem::is_directory(path)) input_error(path, "", "is a directory, not a topology file");
   std::ifstream in(path);
   if (!in) input_error(path, "", "cannot open for reading");
   json doc;

@@ -3,8 +3,11 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -17,6 +20,8 @@ namespace composim::trace {
 using nlohmann::json;
 
 std::string read_maybe_gzip(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) input_error(path, "", "is a directory, not a trace file");
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) input_error(path, "", std::string("cannot open for reading: ") + std::strerror(errno));
   gzbuffer(f, 1 << 17);
@@ -116,6 +121,50 @@ CopyKind copy_kind_of(const std::string& name) {
   return CopyKind::dtod;
 }
 
+// Number-valued field of an event, checked: finite, in [min, max]. Names the event on error.
+double checked_number(const json& e, const char* key, const std::string& path, size_t index, double min, double max) {
+  auto it = e.find(key);
+  const std::string place = "traceEvents[" + std::to_string(index) + "]" +
+                            (e.contains("name") && e["name"].is_string() ? " (\"" + e["name"].get<std::string>().substr(0, 60) + "\")" : "");
+  if (it == e.end()) input_error(path, place, std::string("missing \"") + key + "\"");
+  if (!it->is_number()) input_error(path, place, std::string("\"") + key + "\" must be a number");
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < min || v > max)
+    input_error(path, place, std::string("\"") + key + "\" = " + it->dump() + " is out of range");
+  return v;
+}
+
+// Integer arg of a GPU event (device, stream, bytes), checked; numeric strings are accepted.
+std::int64_t checked_arg(const json& args, const char* key, const std::string& path, size_t index, std::int64_t def,
+                         std::int64_t min, std::int64_t max) {
+  auto it = args.find(key);
+  if (it == args.end()) return def;
+  std::int64_t v = 0;
+  bool ok = false;
+  if (it->is_number_integer()) {
+    ok = !(it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX));
+    v = it->get<std::int64_t>();
+  } else if (it->is_number_float() && std::isfinite(it->get<double>()) && std::abs(it->get<double>()) < 9e18 &&
+             std::floor(it->get<double>()) == it->get<double>()) {
+    ok = true;
+    v = static_cast<std::int64_t>(it->get<double>());
+  } else if (it->is_string()) {
+    const std::string& str = it->get_ref<const std::string&>();
+    char* end = nullptr;
+    errno = 0;
+    long long x = std::strtoll(str.c_str(), &end, 10);
+    ok = !str.empty() && *end == '\0' && errno == 0;
+    v = x;
+  }
+  if (!ok || v < min || v > max)
+    input_error(path, "traceEvents[" + std::to_string(index) + "].args", std::string("\"") + key + "\" = " + it->dump() +
+                                                                             " is not an integer in [" + std::to_string(min) + ", " +
+                                                                             std::to_string(max) + "]");
+  return v;
+}
+
+constexpr double kMaxUs = 1e12;  // 11.6 days in microseconds
+
 }  // namespace
 
 json parse_trace_file(const std::string& path) {
@@ -145,8 +194,13 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
                 "Chrome trace of the same run");
   if (doc.is_object()) {
     if (auto it = doc.find("distributedInfo"); it != doc.end() && it->is_object()) {
-      w.rank = static_cast<int>(get_int(*it, "rank", 0));
-      w.world_size = std::max<int>(1, static_cast<int>(get_int(*it, "world_size", 1)));
+      const std::int64_t world = get_int(*it, "world_size", 1), rank = get_int(*it, "rank", 0);
+      if (world < 1 || world > 1'000'000)
+        input_error(path, "distributedInfo.world_size", std::to_string(world) + " is not a world size in [1, 1000000]");
+      if (rank < 0 || rank >= world)
+        input_error(path, "distributedInfo.rank", "rank " + std::to_string(rank) + " is not in [0, world_size " + std::to_string(world) + ")");
+      w.rank = static_cast<int>(rank);
+      w.world_size = static_cast<int>(world);
       if (auto pg = it->find("pg_config"); pg != it->end() && pg->is_array()) {
         for (const auto& p : *pg) {
           if (!p.is_object()) continue;
@@ -176,11 +230,6 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   std::map<std::string, std::int32_t> thread_index;
   double t0_us = INFINITY;
   bool legacy = false;
-  auto ts_of = [&](const json& e) -> double {
-    auto it = e.find("ts");
-    if (it == e.end() || !it->is_number()) return NAN;
-    return it->get<double>();
-  };
   for (size_t i = 0; i < events->size(); ++i) {
     const json& e = (*events)[i];
     if (!e.is_object()) input_error(path, "traceEvents[" + std::to_string(i) + "]", "expected an event object");
@@ -189,8 +238,6 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     auto cat_it = e.find("cat");
     if (cat_it == e.end() || !cat_it->is_string()) continue;
     const std::string& cat = cat_it->get_ref<const std::string&>();
-    const double ts = ts_of(e);
-    if (std::isnan(ts)) continue;
     if (cat == "Kernel" || cat == "Runtime" || cat == "Memcpy" || cat == "Memset") legacy = true;
     const bool is_gpu = cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" || cat == "Memcpy" ||
                         cat == "gpu_memset" || cat == "Memset";
@@ -198,6 +245,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     const bool is_step = (cat == "user_annotation" || cat == "Operator" || cat == "cpu_op") && e.contains("name") &&
                          e["name"].is_string() && e["name"].get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0;
     if (!is_gpu && !is_call && !is_step && cat != "cuda_sync") continue;
+    const double ts = checked_number(e, "ts", path, i, -kMaxUs * 1e6, kMaxUs * 1e6);
+    checked_number(e, "dur", path, i, 0.0, kMaxUs);
+    if (e.contains("args") && !e["args"].is_object())
+      input_error(path, "traceEvents[" + std::to_string(i) + "]", "\"args\" must be an object");
     t0_us = std::min(t0_us, ts);
     if (cat == "cuda_sync") {
       const json& a = e.contains("args") ? e["args"] : json::object();
@@ -210,7 +261,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       GpuOpKind k = (cat == "kernel" || cat == "Kernel") ? GpuOpKind::kernel
                     : (cat == "gpu_memcpy" || cat == "Memcpy") ? GpuOpKind::memcpy
                                                                 : GpuOpKind::memset;
-      gpu.push_back({&e, k, static_cast<int>(get_int(a, "device", 0)), get_int(a, "stream", 0), get_int(a, "correlation"), 0, 0});
+      const auto device = checked_arg(a, "device", path, i, 0, 0, 1 << 20);
+      const auto stream = checked_arg(a, "stream", path, i, 0, INT32_MIN, INT64_MAX / 2);
+      if (k != GpuOpKind::kernel) checked_arg(a, "bytes", path, i, 0, 0, std::int64_t{1} << 50);
+      gpu.push_back({&e, k, static_cast<int>(device), stream, get_int(a, "correlation"), 0, 0});
     } else {
       const json& a = e.contains("args") ? e["args"] : json::object();
       const std::string tid = (e.contains("pid") ? id_string(e["pid"]) : "?") + "/" + (e.contains("tid") ? id_string(e["tid"]) : "?");

@@ -1,6 +1,8 @@
 #include "traces/workload_json.hpp"
 
+#include <climits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "models/error.hpp"
 #include "traces/kineto.hpp"
@@ -105,118 +107,198 @@ std::string workload_to_json(const Workload& w) {
   return doc.dump(1) + "\n";
 }
 
-Workload workload_from_json(const json& doc, const std::string& path) {
-  Workload w;
-  std::string place = "top level";
-  try {
-    w.source = doc.value("source", path);
-    w.format = "composim-ir";
-    w.synthetic = doc.value("synthetic", false);
-    w.rank = doc.at("rank").get<int>();
-    w.world_size = doc.at("world_size").get<int>();
-    w.gpu_model = doc.value("gpu_model", "");
-    w.base_ns = doc.value("base_ns", std::int64_t{0});
-    const auto& threads = doc.at("threads");
-    for (size_t i = 0; i < threads.size(); ++i) {
-      place = "threads[" + std::to_string(i) + "]";
-      CpuThread t;
-      t.id = threads[i].at("id").get<std::string>();
-      const auto& ops = threads[i].at("ops");
-      for (size_t k = 0; k < ops.size(); ++k) {
-        place = "threads[" + std::to_string(i) + "].ops[" + std::to_string(k) + "]";
-        const auto& o = ops[k];
-        CpuOp op;
-        op.name = w.intern(o.at("name").get<std::string>());
-        op.ts_ns = o.at("ts_ns").get<std::int64_t>();
-        op.dur_ns = o.at("dur_ns").get<std::int64_t>();
-        op.gpu_op = o.value("launches", -1);
-        op.blocking = o.value("blocking", false);
-        if (o.contains("waits_on")) op.waits = o["waits_on"].get<std::vector<std::int32_t>>();
-        t.ops.push_back(std::move(op));
-      }
-      w.threads.push_back(std::move(t));
-    }
-    const auto& streams = doc.at("streams");
-    for (size_t i = 0; i < streams.size(); ++i) {
-      place = "streams[" + std::to_string(i) + "]";
-      w.streams.push_back({streams[i].at("id").get<std::int64_t>(), streams[i].at("device").get<int>(),
-                           streams[i].at("ops").get<std::vector<std::int32_t>>()});
-    }
-    const auto& gpu = doc.at("gpu_ops");
-    for (size_t i = 0; i < gpu.size(); ++i) {
-      place = "gpu_ops[" + std::to_string(i) + "]";
-      const auto& o = gpu[i];
-      GpuOp g;
-      g.kind = kind_from(o.at("kind").get<std::string>());
-      g.name = w.intern(o.at("name").get<std::string>());
-      g.stream = o.at("stream").get<std::int32_t>();
-      g.ts_ns = o.at("ts_ns").get<std::int64_t>();
-      g.dur_ns = o.at("dur_ns").get<std::int64_t>();
-      g.bytes = o.value("bytes", std::uint64_t{0});
-      g.copy = copy_from(o.value("copy", std::string("none")));
-      g.pageable = o.value("pageable", false);
-      if (o.contains("waits_on")) g.waits = o["waits_on"].get<std::vector<std::int32_t>>();
-      g.collective = o.value("collective", -1);
-      w.gpu_ops.push_back(std::move(g));
-    }
-    for (const auto& c : doc.at("communicators"))
-      w.communicators.push_back({c.at("name").get<std::string>(), c.at("ranks").get<std::vector<int>>()});
-    const auto& colls = doc.at("collectives");
-    for (size_t i = 0; i < colls.size(); ++i) {
-      place = "collectives[" + std::to_string(i) + "]";
-      const auto& o = colls[i];
-      Collective c;
-      c.kind = collective::parse_kind(o.at("kind").get<std::string>());
-      if (c.kind == collective::Kind::unknown) throw std::invalid_argument("unknown collective kind");
-      c.in_bytes = o.at("in_bytes").get<std::uint64_t>();
-      c.dtype = o.value("dtype", "");
-      c.group_size = o.value("group_size", 0);
-      c.communicator = o.at("communicator").get<std::int32_t>();
-      c.seq = o.at("seq").get<std::uint64_t>();
-      c.algorithm = o.value("algorithm", "RING");
-      c.protocol = protocol_from(o.value("protocol", std::string("Simple")));
-      c.protocol_from_trace = o.value("protocol_from_trace", false);
-      c.gpu_op = o.at("gpu_op").get<std::int32_t>();
-      w.collectives.push_back(std::move(c));
-    }
-    for (const auto& it : doc.at("iterations"))
-      w.iterations.push_back({it.at("name").get<std::string>(), it.at("ts_ns").get<std::int64_t>(),
-                              it.at("dur_ns").get<std::int64_t>(), it.value("thread", -1)});
-  } catch (const json::exception& e) {
-    input_error(path, place, std::string("expected a composim workload field: ") + e.what());
-  } catch (const std::invalid_argument& e) {
-    input_error(path, place, e.what());
+namespace {
+
+// Typed, range-checked access to the IR document; every failure names the JSON path.
+class Reader {
+ public:
+  explicit Reader(const std::string& path) : path_(path) {}
+  [[noreturn]] void fail(const std::string& place, const std::string& what) const { input_error(path_, place, what); }
+  const json& member(const json& obj, const char* key, const std::string& place) const {
+    if (!obj.is_object()) fail(place, "expected an object");
+    auto it = obj.find(key);
+    if (it == obj.end()) fail(place, std::string("missing key \"") + key + "\"");
+    return *it;
   }
-  // Cross-references must point inside the document.
-  auto check = [&](bool ok, const std::string& where, const std::string& what) {
-    if (!ok) input_error(path, where, what);
-  };
-  const auto n_gpu = static_cast<std::int32_t>(w.gpu_ops.size());
-  for (size_t i = 0; i < w.gpu_ops.size(); ++i) {
-    const auto& g = w.gpu_ops[i];
-    const std::string where = "gpu_ops[" + std::to_string(i) + "]";
-    check(g.stream >= 0 && g.stream < static_cast<std::int32_t>(w.streams.size()), where, "stream index out of range");
-    for (auto x : g.waits) check(x >= 0 && x < n_gpu, where, "waits_on index out of range");
-    check(g.collective < static_cast<std::int32_t>(w.collectives.size()), where, "collective index out of range");
+  const json& array(const json& obj, const char* key, const std::string& place) const {
+    const json& a = member(obj, key, place);
+    if (!a.is_array()) fail(place + "." + key, "expected an array");
+    return a;
+  }
+  std::int64_t integer(const json& v, const std::string& place, std::int64_t min, std::int64_t max) const {
+    if (!v.is_number_integer()) fail(place, "expected an integer");
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) fail(place, "integer out of range");
+    const std::int64_t x = v.get<std::int64_t>();
+    if (x < min || x > max) fail(place, std::to_string(x) + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    return x;
+  }
+  std::int64_t integer(const json& obj, const char* key, const std::string& place, std::int64_t min, std::int64_t max,
+                       std::optional<std::int64_t> def = std::nullopt) const {
+    if (def && (!obj.is_object() || !obj.contains(key))) return *def;
+    return integer(member(obj, key, place), place + "." + key, min, max);
+  }
+  std::string string(const json& obj, const char* key, const std::string& place, std::optional<std::string> def = std::nullopt) const {
+    if (def && (!obj.is_object() || !obj.contains(key))) return *def;
+    const json& v = member(obj, key, place);
+    if (!v.is_string()) fail(place + "." + key, "expected a string");
+    return v.get<std::string>();
+  }
+  bool boolean(const json& obj, const char* key, const std::string& place, bool def) const {
+    if (!obj.is_object() || !obj.contains(key)) return def;
+    const json& v = obj.at(key);
+    if (!v.is_boolean()) fail(place + "." + key, "expected true or false");
+    return v.get<bool>();
+  }
+  std::vector<std::int32_t> indices(const json& obj, const char* key, const std::string& place, std::int64_t size) const {
+    std::vector<std::int32_t> out;
+    if (!obj.contains(key)) return out;
+    const json& a = member(obj, key, place);
+    if (!a.is_array()) fail(place + "." + key, "expected an array of indices");
+    for (size_t i = 0; i < a.size(); ++i)
+      out.push_back(static_cast<std::int32_t>(integer(a[i], place + "." + key + "[" + std::to_string(i) + "]", 0, size - 1)));
+    return out;
+  }
+
+ private:
+  const std::string& path_;
+};
+
+constexpr std::int64_t kMaxNs = 1'000'000'000'000'000;  // 11.6 days
+constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
+constexpr std::int64_t kMaxRanks = 1'000'000;
+
+}  // namespace
+
+Workload workload_from_json(const json& doc, const std::string& path) {
+  Reader r(path);
+  const std::string top = "top level";
+  Workload w;
+  if (!doc.is_object()) r.fail(top, "expected an object");
+  if (r.integer(doc, "composim_workload", top, 1, 1) != 1) r.fail(top, "unsupported composim_workload version");
+  w.source = r.string(doc, "source", top, path);
+  w.format = "composim-ir";
+  w.synthetic = r.boolean(doc, "synthetic", top, false);
+  w.world_size = static_cast<int>(r.integer(doc, "world_size", top, 1, kMaxRanks));
+  w.rank = static_cast<int>(r.integer(doc, "rank", top, 0, w.world_size - 1));
+  w.gpu_model = r.string(doc, "gpu_model", top, std::string());
+  w.base_ns = r.integer(doc, "base_ns", top, INT64_MIN + 1, INT64_MAX, 0);
+  const json& threads = r.array(doc, "threads", top);
+  const json& streams = r.array(doc, "streams", top);
+  const json& gpu = r.array(doc, "gpu_ops", top);
+  const json& comms = r.array(doc, "communicators", top);
+  const json& colls = r.array(doc, "collectives", top);
+  const json& iters = r.array(doc, "iterations", top);
+  const auto n_gpu = static_cast<std::int64_t>(gpu.size());
+  const auto n_streams = static_cast<std::int64_t>(streams.size());
+  const auto n_colls = static_cast<std::int64_t>(colls.size());
+  if (n_gpu == 0) r.fail("gpu_ops", "no GPU activity to replay");
+  for (size_t i = 0; i < threads.size(); ++i) {
+    const std::string place = "threads[" + std::to_string(i) + "]";
+    CpuThread t;
+    t.id = r.string(threads[i], "id", place);
+    const json& ops = r.array(threads[i], "ops", place);
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const std::string op_place = place + ".ops[" + std::to_string(k) + "]";
+      const json& o = ops[k];
+      CpuOp op;
+      op.name = w.intern(r.string(o, "name", op_place));
+      op.ts_ns = r.integer(o, "ts_ns", op_place, 0, kMaxNs);
+      op.dur_ns = r.integer(o, "dur_ns", op_place, 0, kMaxNs);
+      op.gpu_op = static_cast<std::int32_t>(r.integer(o, "launches", op_place, -1, n_gpu - 1, -1));
+      op.blocking = r.boolean(o, "blocking", op_place, false);
+      op.waits = r.indices(o, "waits_on", op_place, n_gpu);
+      if (k > 0 && op.ts_ns < t.ops.back().ts_ns) r.fail(op_place, "ops of a thread must be in time order");
+      t.ops.push_back(std::move(op));
+    }
+    w.threads.push_back(std::move(t));
+  }
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    const std::string place = "gpu_ops[" + std::to_string(i) + "]";
+    const json& o = gpu[i];
+    GpuOp g;
+    try {
+      g.kind = kind_from(r.string(o, "kind", place));
+      g.copy = copy_from(r.string(o, "copy", place, std::string("none")));
+    } catch (const std::invalid_argument& e) {
+      r.fail(place, e.what());
+    }
+    g.name = w.intern(r.string(o, "name", place));
+    g.stream = static_cast<std::int32_t>(r.integer(o, "stream", place, 0, n_streams - 1));
+    g.ts_ns = r.integer(o, "ts_ns", place, 0, kMaxNs);
+    g.dur_ns = r.integer(o, "dur_ns", place, 0, kMaxNs);
+    g.bytes = static_cast<std::uint64_t>(r.integer(o, "bytes", place, 0, kMaxBytes, 0));
+    g.pageable = r.boolean(o, "pageable", place, false);
+    g.waits = r.indices(o, "waits_on", place, n_gpu);
+    g.collective = static_cast<std::int32_t>(r.integer(o, "collective", place, -1, n_colls - 1, -1));
+    if ((g.kind == GpuOpKind::collective) != (g.collective >= 0))
+      r.fail(place, "a \"collective\" op needs a collective index, and only such ops have one");
+    w.gpu_ops.push_back(std::move(g));
+  }
+  std::vector<int> in_stream(gpu.size(), -1);
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const std::string place = "streams[" + std::to_string(i) + "]";
+    Stream st;
+    st.id = r.integer(streams[i], "id", place, INT64_MIN + 1, INT64_MAX);
+    st.device = static_cast<int>(r.integer(streams[i], "device", place, 0, 1 << 20));
+    st.ops = r.indices(streams[i], "ops", place, n_gpu);
+    for (auto x : st.ops) {
+      if (in_stream[x] >= 0) r.fail(place, "gpu op " + std::to_string(x) + " is listed in more than one stream or twice");
+      if (w.gpu_ops[x].stream != static_cast<std::int32_t>(i))
+        r.fail(place, "gpu op " + std::to_string(x) + " says it is on stream " + std::to_string(w.gpu_ops[x].stream));
+      in_stream[x] = static_cast<int>(i);
+    }
+    w.streams.push_back(std::move(st));
+  }
+  for (size_t i = 0; i < in_stream.size(); ++i)
+    if (in_stream[i] < 0) r.fail("gpu_ops[" + std::to_string(i) + "]", "not listed in the ops of its stream");
+  for (size_t i = 0; i < comms.size(); ++i) {
+    const std::string place = "communicators[" + std::to_string(i) + "]";
+    Communicator c;
+    c.name = r.string(comms[i], "name", place);
+    for (auto x : r.indices(comms[i], "ranks", place, w.world_size)) c.ranks.push_back(x);
+    w.communicators.push_back(std::move(c));
+  }
+  for (size_t i = 0; i < colls.size(); ++i) {
+    const std::string place = "collectives[" + std::to_string(i) + "]";
+    const json& o = colls[i];
+    Collective c;
+    c.kind = collective::parse_kind(r.string(o, "kind", place));
+    if (c.kind == collective::Kind::unknown) r.fail(place + ".kind", "unknown collective kind");
+    c.in_bytes = static_cast<std::uint64_t>(r.integer(o, "in_bytes", place, 0, kMaxBytes));
+    c.dtype = r.string(o, "dtype", place, std::string());
+    c.group_size = static_cast<int>(r.integer(o, "group_size", place, 0, kMaxRanks, 0));
+    c.communicator = static_cast<std::int32_t>(r.integer(o, "communicator", place, 0, static_cast<std::int64_t>(comms.size()) - 1));
+    c.seq = static_cast<std::uint64_t>(r.integer(o, "seq", place, 0, INT64_MAX));
+    c.algorithm = r.string(o, "algorithm", place, std::string("RING"));
+    try {
+      c.protocol = protocol_from(r.string(o, "protocol", place, std::string("Simple")));
+    } catch (const std::invalid_argument& e) {
+      r.fail(place, e.what());
+    }
+    c.protocol_from_trace = r.boolean(o, "protocol_from_trace", place, false);
+    c.gpu_op = static_cast<std::int32_t>(r.integer(o, "gpu_op", place, 0, n_gpu - 1));
+    if (w.gpu_ops[c.gpu_op].collective != static_cast<std::int32_t>(i))
+      r.fail(place, "gpu_op " + std::to_string(c.gpu_op) + " does not point back to this collective");
+    w.collectives.push_back(std::move(c));
+  }
+  for (size_t i = 0; i < iters.size(); ++i) {
+    const std::string place = "iterations[" + std::to_string(i) + "]";
+    Iteration it;
+    it.name = r.string(iters[i], "name", place);
+    it.ts_ns = r.integer(iters[i], "ts_ns", place, 0, kMaxNs);
+    it.dur_ns = r.integer(iters[i], "dur_ns", place, 0, kMaxNs);
+    it.thread = static_cast<std::int32_t>(r.integer(iters[i], "thread", place, -1, static_cast<std::int64_t>(w.threads.size()) - 1, -1));
+    w.iterations.push_back(std::move(it));
   }
   for (size_t ti = 0; ti < w.threads.size(); ++ti)
     for (size_t k = 0; k < w.threads[ti].ops.size(); ++k) {
-      auto& op = w.threads[ti].ops[k];
-      const std::string where = "threads[" + std::to_string(ti) + "].ops[" + std::to_string(k) + "]";
-      check(op.gpu_op < n_gpu, where, "launches index out of range");
-      for (auto x : op.waits) check(x >= 0 && x < n_gpu, where, "waits_on index out of range");
-      if (op.gpu_op >= 0) {
-        w.gpu_ops[op.gpu_op].launch_thread = static_cast<std::int32_t>(ti);
-        w.gpu_ops[op.gpu_op].launch_op = static_cast<std::int32_t>(k);
-      }
+      const auto& op = w.threads[ti].ops[k];
+      if (op.gpu_op < 0) continue;
+      auto& g = w.gpu_ops[op.gpu_op];
+      if (g.launch_thread >= 0) r.fail("threads[" + std::to_string(ti) + "].ops[" + std::to_string(k) + "]", "gpu op " + std::to_string(op.gpu_op) + " is launched twice");
+      g.launch_thread = static_cast<std::int32_t>(ti);
+      g.launch_op = static_cast<std::int32_t>(k);
     }
-  for (size_t i = 0; i < w.collectives.size(); ++i)
-    check(w.collectives[i].communicator >= 0 && w.collectives[i].communicator < static_cast<std::int32_t>(w.communicators.size()) &&
-              w.collectives[i].gpu_op >= 0 && w.collectives[i].gpu_op < n_gpu,
-          "collectives[" + std::to_string(i) + "]", "communicator or gpu_op index out of range");
-  for (const auto& s : w.streams)
-    for (auto x : s.ops) check(x >= 0 && x < n_gpu, "streams", "op index out of range");
-  if (w.gpu_ops.empty()) input_error(path, "gpu_ops", "no GPU activity to replay");
   return w;
 }
 
