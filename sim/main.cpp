@@ -31,6 +31,7 @@
 #include "models/error.hpp"
 #include "models/registry.hpp"
 #include "models/units.hpp"
+#include "sim/nccl_tests.hpp"
 #include "sim/platform.hpp"
 #include "sim/replay.hpp"
 #include "sim/report.hpp"
@@ -193,6 +194,51 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
                                         {"iterations.csv", sim::iterations_csv(rep)},
                                         {"timeline.json", sim::timeline_json(ws, result, topology)}});
     std::printf("wrote %s/summary.json, iterations.csv, timeline.json\n", a.out.c_str());
+  }
+  return 0;
+}
+
+struct CollectiveArgs {
+  std::string op = "all_reduce", bytes = "8:1G", topology, placement, p2p, algo, proto, out;
+  double step_factor = 2;
+  int gpus = 0;
+};
+
+int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool out_given) {
+  if (out_given) check_out_dir(a.out);
+  topo::Topology topology = topo::Topology::load(a.topology);
+  if (a.p2p == "off") topology.set_p2p_enabled(false);
+  else if (a.p2p == "on") topology.set_p2p_enabled(true);
+  sim::SweepOptions o;
+  o.kind = collective::parse_kind(a.op);
+  if (o.kind == collective::Kind::unknown)
+    input_error("", "--op", "unknown collective \"" + a.op + "\" (all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv)");
+  try {
+    o.sizes_B = sim::size_range(a.bytes, a.step_factor);
+  } catch (const std::invalid_argument& e) {
+    input_error("", "--bytes", e.what());
+  }
+  if (!a.placement.empty()) {
+    o.gpus = parse_placement(topology, a.placement);
+  } else {
+    const int n = a.gpus > 0 ? a.gpus : static_cast<int>(topology.gpus().size());
+    if (n > static_cast<int>(topology.gpus().size()))
+      input_error(topology.file(), "--gpus", std::to_string(n) + " GPUs but topology \"" + topology.name() + "\" has only " +
+                                                 std::to_string(topology.gpus().size()));
+    o.gpus.assign(topology.gpus().begin(), topology.gpus().begin() + n);
+  }
+  if (o.gpus.size() < 2) input_error("", "--gpus", "a collective needs at least 2 GPUs");
+  if (!a.algo.empty()) o.algorithm = a.algo == "tree" ? collective::Algorithm::tree : collective::Algorithm::ring;
+  if (!a.proto.empty())
+    o.protocol = a.proto == "LL" ? collective::Protocol::ll : a.proto == "LL128" ? collective::Protocol::ll128 : collective::Protocol::simple;
+  start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
+  const auto rows = sim::run_sweep(topology, o);
+  const std::string title = std::string(collective::to_string(o.kind)) + " on " + std::to_string(o.gpus.size()) + " GPUs of " +
+                            topology.name() + (topology.p2p_enabled() ? "" : " (P2P off)") + ", simulated by composim";
+  std::fputs(sim::format_table(o, rows, title).c_str(), stdout);
+  if (out_given) {
+    sim::write_files_atomically(a.out, {{"collective.csv", sim::format_csv(o, rows)}});
+    std::printf("wrote %s/collective.csv\n", a.out.c_str());
   }
   return 0;
 }
@@ -401,6 +447,19 @@ int main(int argc, char** argv) {
   auto* models_cmd = app.add_subcommand("list-models", "print the component models and their parameters");
   models_cmd->add_flag("--markdown", markdown, "as Markdown tables");
 
+  CollectiveArgs coll;
+  auto* coll_cmd = app.add_subcommand("collective", "emulate nccl-tests: time a collective over a range of sizes on a topology");
+  coll_cmd->add_option("--op", coll.op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv");
+  coll_cmd->add_option("--bytes", coll.bytes, "size or min:max, as nccl-tests -b/-e (K, M, G are powers of 1024)");
+  coll_cmd->add_option("--step-factor", coll.step_factor, "multiply the size by this between rows (nccl-tests -f)")->check(CLI::Range(1.0001, 1024.0));
+  coll_cmd->add_option("--gpus", coll.gpus, "use the first N GPUs of the topology (default: all)")->check(CLI::Range(1, 1000000));
+  coll_cmd->add_option("--placement", coll.placement, "the GPUs to use, comma-separated names or indices");
+  coll_cmd->add_option("--topology", coll.topology, "shipped topology name or JSON file")->required();
+  coll_cmd->add_option("--p2p", coll.p2p, "force GPU peer-to-peer on or off (off: like NCCL_P2P_DISABLE=1)")->check(CLI::IsMember({"on", "off"}));
+  coll_cmd->add_option("--algo", coll.algo, "force the algorithm (default: NCCL-like choice by predicted time)")->check(CLI::IsMember({"ring", "tree"}));
+  coll_cmd->add_option("--proto", coll.proto, "force the protocol")->check(CLI::IsMember({"LL", "LL128", "Simple"}));
+  coll_cmd->add_option("--out", coll.out, "write collective.csv here");
+
   RunArgs bench;
   auto* bench_cmd = app.add_subcommand("bench", "measure replay throughput (operations/s) and peak memory");
   bench_cmd->add_option("--trace", bench.traces, "trace file")->required();
@@ -421,6 +480,7 @@ int main(int argc, char** argv) {
   try {
     run.placement_given = run_cmd->count("--placement") > 0;
     if (*run_cmd) return cmd_run(run, sg, run_cmd->count("--out") > 0);
+    if (*coll_cmd) return cmd_collective(coll, sg, coll_cmd->count("--out") > 0);
     if (*import_cmd) return cmd_import(import_path, import_out, import_cmd->count("--out") > 0);
     if (*topo_cmd) return cmd_topology(topo_name, topo_dot, route_ends);
     if (*models_cmd) {

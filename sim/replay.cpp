@@ -7,11 +7,13 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "models/error.hpp"
 #include "models/gpu.hpp"
+#include "sim/collectives.hpp"
 
 namespace composim::sim {
 
@@ -178,6 +180,7 @@ struct Replay::Impl {
     double measured_dur_s = INFINITY;
     double latency_s = 0;  // NCCL latency term, added after the last flow
     int flows_left = 0;
+    CollectivePlan plan;
   };
   std::vector<Instance> instances;
   std::vector<std::vector<std::int32_t>> instance_of;  // [rank][collective index] -> instance
@@ -445,35 +448,22 @@ void Replay::Impl::start_collective(std::int32_t id) {
     simgrid::kernel::timer::Timer::set(end, [this, id] { finish_collective(id); });
     return;
   }
-  std::vector<int> ring;
-  for (const auto& m : inst.members) ring.push_back(m.rank);
-  std::sort(ring.begin(), ring.end());
-  bool all_nvlink = true;
-  for (int i = 0; i < n; ++i)
-    all_nvlink = all_nvlink && platform->route(rank_gpu[ring[i]], rank_gpu[ring[(i + 1) % n]]).nvlink;
-  const auto link_class = all_nvlink ? collective::LinkClass::nvlink : collective::LinkClass::pcie;
-  const auto proto = inst.protocol_from_trace ? inst.protocol : collective::choose_protocol(inst.in_bytes, link_class);
-  const auto sched = collective::ring_schedule(inst.kind, n, inst.in_bytes);
-  const double wire = sched.bytes_per_rank / collective::wire_efficiency(proto);
   inst.flows_left = 0;
-  auto flow = [&](int from, int to, double bytes) {
-    auto comm = sg4::Comm::sendto_init(platform->host_of(rank_gpu[from]), platform->host_of(rank_gpu[to]));
-    tags.push_back({true, from, -1, id, comm});
-    comm->set_payload_size(static_cast<std::uint64_t>(std::llround(bytes)));
+  for (const auto& f : inst.plan.flows) {
+    auto comm = sg4::Comm::sendto_init(platform->host_of(f.src), platform->host_of(f.dst));
+    tags.push_back({true, -1, -1, id, comm});
+    comm->set_payload_size(static_cast<std::uint64_t>(std::llround(f.bytes)));
     comm->set_data(&tags.back());
     comm->start();
     ++inst.flows_left;
     ++flows;
-  };
-  if (inst.kind == collective::Kind::all_to_all) {
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        if (i != j) flow(ring[i], ring[j], wire / (n - 1));
-  } else {
-    for (int i = 0; i < n; ++i) flow(ring[i], ring[(i + 1) % n], wire);
   }
-  // Latency is added when the last flow ends (finish_collective via on_comm_done).
-  inst.latency_s = collective::latency_s(proto, link_class, sched.steps);
+  if (inst.flows_left == 0) {
+    simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + inst.plan.latency_s, [this, id] { finish_collective(id); });
+    return;
+  }
+  // The latency term is added when the last flow ends (on_comm_done).
+  inst.latency_s = inst.plan.latency_s;
 }
 
 void Replay::Impl::finish_collective(std::int32_t id) {
@@ -514,27 +504,26 @@ std::string Replay::Impl::deadlock_report() const {
 
 ReplayResult Replay::run() {
   Impl& m = *impl_;
-  // Routes the run needs: each GPU with its host, and the GPU pairs of every collective's
-  // ring (all pairs for all-to-all).
+  // Plan every collective instance (rings or trees on the topology, protocol), then build
+  // the routes the run needs: each GPU with its host, and every planned flow.
   std::set<std::pair<int, int>> needed;
   for (int a : m.rank_gpu) {
     const int h = m.topo.nearest_host(a);
     needed.emplace(a, h);
     needed.emplace(h, a);
   }
-  for (const auto& inst : m.instances) {
-    std::vector<int> ring;
-    for (const auto& mem : inst.members) ring.push_back(mem.rank);
-    std::sort(ring.begin(), ring.end());
-    const size_t n = ring.size();
-    for (size_t i = 0; i < n && n > 1; ++i) {
-      if (inst.kind == collective::Kind::all_to_all) {
-        for (size_t j = 0; j < n; ++j)
-          if (i != j) needed.emplace(m.rank_gpu[ring[i]], m.rank_gpu[ring[j]]);
-      } else {
-        needed.emplace(m.rank_gpu[ring[i]], m.rank_gpu[ring[(i + 1) % n]]);
-      }
-    }
+  CollectivePlanner planner(m.topo);
+  for (auto& inst : m.instances) {
+    if (inst.in_bytes <= 0 || inst.members.size() <= 1) continue;
+    std::vector<int> ranks;
+    for (const auto& mem : inst.members) ranks.push_back(mem.rank);
+    std::sort(ranks.begin(), ranks.end());
+    std::vector<int> gpus;
+    for (int r : ranks) gpus.push_back(m.rank_gpu[r]);
+    std::optional<collective::Protocol> proto;
+    if (inst.protocol_from_trace) proto = inst.protocol;
+    inst.plan = planner.plan(inst.kind, inst.in_bytes, gpus, proto);
+    for (const auto& f : inst.plan.flows) needed.emplace(f.src, f.dst);
   }
   std::vector<std::pair<int, int>> pairs(needed.begin(), needed.end());
   m.platform = std::make_unique<Platform>(m.topo, pairs);

@@ -1,0 +1,309 @@
+#include "sim/collectives.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "models/error.hpp"
+
+namespace composim::sim {
+
+using collective::Algorithm;
+using collective::Kind;
+using collective::LinkClass;
+using collective::Protocol;
+
+namespace {
+constexpr size_t kMaxRings = 16;
+constexpr size_t kExhaustiveLimit = 9;  // GPUs per machine searched over all orders
+}  // namespace
+
+const topo::Route& CollectivePlanner::route(int a, int b) {
+  auto it = routes_.find({a, b});
+  if (it == routes_.end()) it = routes_.emplace(std::make_pair(a, b), topo::route(topo_, a, b)).first;
+  return it->second;
+}
+
+// Capacity keys: (link, direction) for links, (-1 - host, 0) for a host's memory.
+std::vector<std::pair<int, int>> CollectivePlanner::resources(int a, int b) {
+  auto it = resources_.find({a, b});
+  if (it != resources_.end()) return it->second;
+  const auto& r = route(a, b);
+  std::vector<std::pair<int, int>> keys;
+  for (const auto& h : r.hops) keys.emplace_back(h.link, h.forward ? 0 : 1);
+  for (int h : r.memory_hosts) keys.emplace_back(-1 - h, 0);
+  resources_.emplace(std::make_pair(a, b), keys);
+  return keys;
+}
+
+double CollectivePlanner::capacity(std::pair<int, int> key) const {
+  if (key.first < 0) return topo_.nodes()[-1 - key.first].memory_bandwidth_Bps;
+  return topo_.links()[key.first].bandwidth_Bps;
+}
+
+double CollectivePlanner::bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual) {
+  std::map<std::pair<int, int>, int> uses;
+  for (auto [a, b] : hops)
+    for (const auto& key : resources(a, b)) ++uses[key];
+  double bw = INFINITY;
+  for (const auto& [key, n] : uses) {
+    auto it = residual.find(key);
+    const double left = it == residual.end() ? capacity(key) : it->second;
+    bw = std::min(bw, left / n);
+  }
+  return bw;
+}
+
+std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::vector<std::vector<int>>& candidates,
+                                                                   std::map<std::pair<int, int>, double>& residual, size_t max) {
+  // Dense form of every candidate: resource ids and use counts.
+  std::map<std::pair<int, int>, int> ids;
+  std::vector<double> left;
+  struct Cand {
+    std::vector<std::pair<int, int>> uses;  // (resource id, count)
+    bool nvlink;
+  };
+  std::vector<Cand> cands;
+  cands.reserve(candidates.size());
+  for (const auto& order : candidates) {
+    std::map<int, int> count;
+    bool nv = true;
+    for (size_t i = 0; i < order.size(); ++i) {
+      const int a = order[i], b = order[(i + 1) % order.size()];
+      nv = nv && route(a, b).nvlink;
+      for (const auto& key : resources(a, b)) {
+        auto [it, inserted] = ids.emplace(key, static_cast<int>(left.size()));
+        if (inserted) {
+          auto r = residual.find(key);
+          left.push_back(r == residual.end() ? capacity(key) : r->second);
+        }
+        ++count[it->second];
+      }
+    }
+    cands.push_back({std::vector<std::pair<int, int>>(count.begin(), count.end()), nv});
+  }
+  std::vector<Ring> rings;
+  double first = 0;
+  bool nvlink_only = false;
+  for (size_t round = 0; round < max; ++round) {
+    int best = -1;
+    double best_bw = 0;
+    for (size_t c = 0; c < cands.size(); ++c) {
+      if (nvlink_only && !cands[c].nvlink) continue;
+      double bw = INFINITY;
+      for (auto [id, n] : cands[c].uses) bw = std::min(bw, left[id] / n);
+      if (bw > best_bw * (1 + 1e-9)) {
+        best_bw = bw;
+        best = static_cast<int>(c);
+      }
+    }
+    if (best < 0 || best_bw <= 1e-6 * std::max(first, 1.0)) break;
+    if (rings.empty()) {
+      first = best_bw;
+      nvlink_only = cands[best].nvlink;  // NCCL does not mix NVLink rings with PCIe ones
+    }
+    for (auto [id, n] : cands[best].uses) left[id] -= best_bw * n;
+    // Merge with an identical ring already taken.
+    auto same = std::find_if(rings.begin(), rings.end(), [&](const Ring& r) { return r.order == candidates[best]; });
+    if (same != rings.end()) same->bandwidth_Bps += best_bw;
+    else rings.push_back({candidates[best], best_bw});
+  }
+  for (const auto& [key, id] : ids) residual[key] = left[id];
+  return rings;
+}
+
+const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vector<int>& gpus) {
+  auto it = structures_.find(gpus);
+  if (it != structures_.end()) return it->second;
+  Structure s;
+  // Group by machine, in rank order.
+  std::vector<int> machine_ids;
+  std::map<int, std::vector<int>> by_machine;
+  for (int g : gpus) {
+    const int m = topo_.machine_of(g);
+    if (!by_machine.count(m)) machine_ids.push_back(m);
+    by_machine[m].push_back(g);
+  }
+  const size_t machines = machine_ids.size();
+  // Intra-machine ring orders.
+  std::vector<std::vector<int>> local;
+  std::vector<std::vector<Ring>> local_rings;
+  for (int m : machine_ids) {
+    auto members = by_machine[m];
+    std::vector<std::vector<int>> candidates;
+    if (members.size() <= kExhaustiveLimit && members.size() > 2) {
+      std::vector<int> rest(members.begin() + 1, members.end());
+      std::sort(rest.begin(), rest.end());
+      do {
+        std::vector<int> order{members[0]};
+        order.insert(order.end(), rest.begin(), rest.end());
+        candidates.push_back(std::move(order));
+      } while (std::next_permutation(rest.begin(), rest.end()));
+    } else {
+      candidates.push_back(members);
+      if (members.size() > 2) candidates.emplace_back(members.rbegin(), members.rend());
+    }
+    std::map<std::pair<int, int>, double> residual;
+    auto rings = members.size() >= 2 ? pack_rings(candidates, residual, kMaxRings) : std::vector<Ring>{{members, INFINITY}};
+    if (rings.empty()) rings.push_back({members, 0.0});
+    local.push_back(rings.front().order);
+    local_rings.push_back(std::move(rings));
+  }
+  if (machines == 1) {
+    s.rings = local_rings.front();
+    bool nv = true;
+    const auto& order = s.rings.front().order;
+    for (size_t i = 0; i < order.size(); ++i) nv = nv && route(order[i], order[(i + 1) % order.size()]).nvlink;
+    s.link_class = nv ? LinkClass::nvlink : LinkClass::pcie;
+  } else {
+    s.link_class = LinkClass::network;
+    size_t nics = SIZE_MAX, smallest = SIZE_MAX;
+    for (size_t m = 0; m < machines; ++m) {
+      size_t n = 0;
+      for (int nic : topo_.nics())
+        if (topo_.machine_of(nic) == machine_ids[m]) ++n;
+      nics = std::min(nics, n);
+      smallest = std::min(smallest, local[m].size());
+    }
+    const size_t R = std::max<size_t>(1, std::min(nics, smallest));
+    std::vector<std::vector<int>> candidates;
+    for (size_t c = 0; c < R; ++c) {
+      std::vector<int> order;
+      for (size_t m = 0; m < machines; ++m) {
+        const auto& l = local[m];
+        const size_t shift = c * l.size() / R;
+        for (size_t k = 0; k < l.size(); ++k) order.push_back(l[(k + shift) % l.size()]);
+      }
+      candidates.push_back(std::move(order));
+    }
+    std::map<std::pair<int, int>, double> residual;
+    for (const auto& cand : candidates) {
+      auto one = pack_rings({cand}, residual, 1);
+      if (!one.empty()) s.rings.push_back(one.front());
+    }
+  }
+  for (const auto& r : s.rings) s.ring_bw += r.bandwidth_Bps;
+
+  // Trees: one per ring channel (at least one).
+  const size_t channels = std::max<size_t>(1, s.rings.size());
+  std::map<std::pair<int, int>, double> residual;
+  for (size_t c = 0; c < channels; ++c) {
+    Tree t;
+    std::vector<int> heads;
+    int chain_len = 0;
+    for (size_t m = 0; m < machines; ++m) {
+      const auto& l = local[m];
+      const size_t shift = c * l.size() / channels;
+      std::vector<int> chain;
+      for (size_t k = 0; k < l.size(); ++k) chain.push_back(l[(k + shift) % l.size()]);
+      for (size_t k = 1; k < chain.size(); ++k) t.edges.emplace_back(chain[k], chain[k - 1]);
+      heads.push_back(chain.front());
+      chain_len = std::max<int>(chain_len, static_cast<int>(chain.size()) - 1);
+    }
+    // Binary tree over machines (heap order); odd channels mirror it (double binary tree).
+    for (size_t m = 1; m < machines; ++m) {
+      const size_t child = c % 2 ? machines - 1 - m : m;
+      const size_t parent = c % 2 ? machines - 1 - (m - 1) / 2 : (m - 1) / 2;
+      t.edges.emplace_back(heads[child], heads[parent]);
+    }
+    t.depth = chain_len + static_cast<int>(std::ceil(std::log2(static_cast<double>(machines))));
+    std::vector<std::pair<int, int>> hops;
+    for (auto [a, b] : t.edges) {
+      hops.emplace_back(a, b);
+      hops.emplace_back(b, a);
+    }
+    t.bandwidth_Bps = hops.empty() ? 0.0 : bottleneck(hops, residual);
+    if (!hops.empty() && t.bandwidth_Bps > 0) {
+      for (auto [a, b] : hops)
+        for (const auto& key : resources(a, b)) {
+          auto r = residual.find(key);
+          const double left = r == residual.end() ? capacity(key) : r->second;
+          residual[key] = left - t.bandwidth_Bps;
+        }
+      s.tree_bw += t.bandwidth_Bps;
+      s.trees.push_back(std::move(t));
+    }
+  }
+  return structures_.emplace(gpus, std::move(s)).first->second;
+}
+
+CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::vector<int>& gpus, std::optional<Protocol> protocol,
+                                       std::optional<Algorithm> algorithm) {
+  CollectivePlan p;
+  const int n = static_cast<int>(gpus.size());
+  if (n <= 1 || in_bytes <= 0) return p;
+  const Structure& s = structure(gpus);
+  p.link_class = s.link_class;
+  const auto sched = collective::ring_schedule(kind, n, in_bytes);
+  // The tuner: least predicted time over the allowed (algorithm, protocol) pairs.
+  double best = INFINITY;
+  for (Algorithm a : {Algorithm::ring, Algorithm::tree}) {
+    if (algorithm && *algorithm != a) continue;
+    // NCCL's trees are for all-reduce across machines; inside one machine a "tree" is a chain
+    // and NCCL's tuner keeps the ring there (unless the tree is forced).
+    if (a == Algorithm::tree && (kind != Kind::all_reduce || s.trees.empty() || (!algorithm && s.link_class != LinkClass::network)))
+      continue;
+    for (Protocol pr : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
+      if (protocol && *protocol != pr) continue;
+      const double eff = collective::wire_efficiency(pr);
+      double t;
+      if (a == Algorithm::ring) {
+        if (s.ring_bw <= 0) continue;
+        t = collective::latency_s(pr, s.link_class, sched.steps, a) + sched.bytes_per_rank / (s.ring_bw * eff);
+      } else {
+        int depth = 0;
+        for (const auto& tr : s.trees) depth = std::max(depth, tr.depth);
+        t = collective::latency_s(pr, s.link_class, 2 * depth, a) + in_bytes / (s.tree_bw * eff);
+      }
+      if (t < best) {
+        best = t;
+        p.algorithm = a;
+        p.protocol = pr;
+      }
+    }
+  }
+  if (!std::isfinite(best)) {
+    // Forced tree on a non-all-reduce, or nothing reachable: fall back to the ring.
+    p.algorithm = Algorithm::ring;
+    p.protocol = protocol.value_or(Protocol::simple);
+    best = collective::latency_s(p.protocol, s.link_class, sched.steps) + sched.bytes_per_rank / std::max(s.ring_bw, 1.0);
+  }
+  p.estimated_s = best;
+  const double eff = collective::wire_efficiency(p.protocol);
+  std::map<std::pair<int, int>, double> merged;
+  if (kind == Kind::all_to_all) {
+    for (int a : gpus)
+      for (int b : gpus)
+        if (a != b) merged[{a, b}] += in_bytes / n / eff;
+    p.channels = 1;
+    p.bandwidth_Bps = s.ring_bw;
+    p.latency_s = collective::latency_s(p.protocol, s.link_class, 1);
+  } else if (p.algorithm == Algorithm::ring) {
+    const bool open = kind == Kind::broadcast || kind == Kind::reduce || kind == Kind::send_recv;
+    for (const auto& r : s.rings) {
+      const double share = s.ring_bw > 0 ? r.bandwidth_Bps / s.ring_bw : 1.0 / s.rings.size();
+      const size_t hops = open ? r.order.size() - 1 : r.order.size();
+      for (size_t i = 0; i < hops; ++i) merged[{r.order[i], r.order[(i + 1) % r.order.size()]}] += share * sched.bytes_per_rank / eff;
+    }
+    p.channels = static_cast<int>(s.rings.size());
+    p.bandwidth_Bps = s.ring_bw;
+    p.latency_s = collective::latency_s(p.protocol, s.link_class, sched.steps, Algorithm::ring);
+  } else {
+    int depth = 0;
+    for (const auto& t : s.trees) {
+      const double share = t.bandwidth_Bps / s.tree_bw;
+      for (auto [child, parent] : t.edges) {
+        merged[{child, parent}] += share * in_bytes / eff;
+        merged[{parent, child}] += share * in_bytes / eff;
+      }
+      depth = std::max(depth, t.depth);
+    }
+    p.channels = static_cast<int>(s.trees.size());
+    p.bandwidth_Bps = s.tree_bw;
+    p.latency_s = collective::latency_s(p.protocol, s.link_class, 2 * depth, Algorithm::tree);
+  }
+  for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});
+  return p;
+}
+
+}  // namespace composim::sim

@@ -1,0 +1,97 @@
+// File: sim/collectives.hpp
+//
+// Plans an NCCL collective on a topology: which rings or trees carry it, with which
+// protocol, and which point-to-point flows (src GPU, dst GPU, bytes) that makes. The flows
+// are then run as SimGrid communications, so collectives contend with each other and with
+// copies, and the collective ends when its last flow ends plus NCCL's latency term.
+//
+// Rings, as NCCL builds them: for the GPUs of one machine, rings are packed onto the links'
+// capacities: the ring with the largest bottleneck over the residual capacity of every
+// link it crosses (NVLink first where it exists, else PCIe turning at the lowest common
+// switch, else staged through host memory) is taken, its bandwidth subtracted, and so on
+// (up to 16 rings), exhaustively over GPU orders for up to 9 GPUs per machine and in
+// topology order beyond. Data is split over rings in proportion to their bandwidth.
+// Across machines, ring c visits each machine's GPUs in the intra-machine order rotated
+// by c, and crosses between machines on the NIC nearest its exit GPU (one ring per NIC).
+//
+// Trees (all-reduce across machines only, like NCCL): per channel, a chain through each machine's GPUs and
+// a binary tree between machines' chain heads (alternate channels use the mirrored tree:
+// NCCL's double binary tree); every edge carries its channel's share up and down.
+//
+// Choice: the (algorithm, protocol) pair with the least predicted time
+//   t = latency(algorithm, protocol, steps) + bytes_on_busiest_link / (bandwidth * wire_efficiency)
+// as NCCL's tuner does; a protocol or algorithm the trace or the user names is kept.
+//
+// Known approximations: no per-channel protocol bandwidth caps; NVLS and CollNet are not
+// modelled; ring searches beyond 9 GPUs per machine use the topology's GPU order.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "models/collective.hpp"
+#include "topologies/routing.hpp"
+
+namespace composim::sim {
+
+struct Flow {
+  int src = -1, dst = -1;  // GPU nodes
+  double bytes = 0;
+};
+
+struct CollectivePlan {
+  collective::Algorithm algorithm = collective::Algorithm::ring;
+  collective::Protocol protocol = collective::Protocol::simple;
+  collective::LinkClass link_class = collective::LinkClass::pcie;
+  int channels = 0;          // rings or trees used
+  double latency_s = 0;      // added after the last flow
+  double bandwidth_Bps = 0;  // algorithm bandwidth of the structure (sum over channels)
+  double estimated_s = 0;    // the tuner's prediction, before contention
+  std::vector<Flow> flows;
+};
+
+class CollectivePlanner {
+ public:
+  explicit CollectivePlanner(const topo::Topology& t) : topo_(t) {}
+
+  // plan()
+  //
+  // `gpus`: member GPU nodes in rank order (2 or more; 1 gives an empty plan). `in_bytes`:
+  // per-rank input buffer (for all_gather the per-rank contribution). Throws InputError if
+  // two members cannot reach each other.
+  CollectivePlan plan(collective::Kind kind, double in_bytes, const std::vector<int>& gpus,
+                      std::optional<collective::Protocol> protocol = std::nullopt,
+                      std::optional<collective::Algorithm> algorithm = std::nullopt);
+
+  const topo::Route& route(int a, int b);
+
+ private:
+  struct Ring {
+    std::vector<int> order;  // GPU nodes
+    double bandwidth_Bps;
+  };
+  struct Tree {
+    std::vector<std::pair<int, int>> edges;  // (child, parent) GPU nodes
+    double bandwidth_Bps;
+    int depth;
+  };
+  struct Structure {
+    std::vector<Ring> rings;
+    std::vector<Tree> trees;
+    double ring_bw = 0, tree_bw = 0;
+    collective::LinkClass link_class = collective::LinkClass::pcie;
+  };
+  const Structure& structure(const std::vector<int>& gpus);
+  std::vector<Ring> pack_rings(const std::vector<std::vector<int>>& candidates, std::map<std::pair<int, int>, double>& residual, size_t max);
+  double bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual);
+  std::vector<std::pair<int, int>> resources(int a, int b);  // capacity keys of a route
+  double capacity(std::pair<int, int> key) const;
+
+  const topo::Topology& topo_;
+  std::map<std::pair<int, int>, topo::Route> routes_;
+  std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> resources_;
+  std::map<std::vector<int>, Structure> structures_;
+};
+
+}  // namespace composim::sim

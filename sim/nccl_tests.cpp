@@ -1,0 +1,161 @@
+#include "sim/nccl_tests.hpp"
+
+#include <simgrid/kernel/Timer.hpp>
+#include <simgrid/s4u.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <set>
+#include <stdexcept>
+
+#include "sim/platform.hpp"
+
+namespace composim::sim {
+
+namespace sg4 = simgrid::s4u;
+using collective::Kind;
+
+double per_rank_input_B(Kind kind, double size_B, int n) { return kind == Kind::all_gather ? size_B / n : size_B; }
+
+double parse_nccl_size(const std::string& text) {
+  if (text.empty()) throw std::invalid_argument("empty size");
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("cannot read size \"" + text + "\" (expected e.g. 8, 64K, 1M, 1G)");
+  }
+  std::string suffix = text.substr(pos);
+  if (!suffix.empty() && (suffix.back() == 'B' || suffix.back() == 'b')) suffix.pop_back();
+  double f = 1;
+  if (suffix == "K" || suffix == "k") f = 1024.0;
+  else if (suffix == "M" || suffix == "m") f = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "g") f = 1024.0 * 1024 * 1024;
+  else if (suffix == "T" || suffix == "t") f = 1024.0 * 1024 * 1024 * 1024;
+  else if (!suffix.empty()) throw std::invalid_argument("cannot read size \"" + text + "\" (expected e.g. 8, 64K, 1M, 1G)");
+  if (!(v > 0) || !std::isfinite(v)) throw std::invalid_argument("size \"" + text + "\" must be positive");
+  return std::floor(v * f);
+}
+
+std::vector<double> size_range(const std::string& spec, double factor) {
+  const auto colon = spec.find(':');
+  const double lo = parse_nccl_size(spec.substr(0, colon));
+  const double hi = colon == std::string::npos ? lo : parse_nccl_size(spec.substr(colon + 1));
+  if (hi < lo) throw std::invalid_argument("size range \"" + spec + "\" goes down");
+  if (!(factor > 1)) throw std::invalid_argument("step factor must be > 1");
+  std::vector<double> sizes;
+  for (double s = lo; s <= hi * (1 + 1e-12) && sizes.size() < 100; s = std::floor(s * factor)) sizes.push_back(s);
+  return sizes;
+}
+
+namespace {
+
+struct Runner {
+  const topo::Topology& topo;
+  const SweepOptions& opt;
+  std::vector<CollectivePlan> plans;
+  std::vector<SweepRow> rows;
+  std::unique_ptr<Platform> platform;
+  size_t current = 0;
+  size_t flows_left = 0;
+  double started = 0;
+  std::deque<sg4::CommPtr> inflight;
+  std::vector<sg4::CommPtr> graveyard;
+
+  void start(size_t i) {
+    graveyard.clear();
+    current = i;
+    started = sg4::Engine::get_clock();
+    const auto& p = plans[i];
+    if (p.flows.empty()) {
+      simgrid::kernel::timer::Timer::set(started + p.latency_s, [this] { done(); });
+      return;
+    }
+    flows_left = p.flows.size();
+    for (const auto& f : p.flows) {
+      auto c = sg4::Comm::sendto_init(platform->host_of(f.src), platform->host_of(f.dst));
+      c->set_payload_size(static_cast<std::uint64_t>(std::llround(f.bytes)));
+      c->start();
+      inflight.push_back(c);
+    }
+  }
+  void flow_done() {
+    if (--flows_left == 0) {
+      for (auto& c : inflight) graveyard.push_back(std::move(c));
+      inflight.clear();
+      simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + plans[current].latency_s, [this] { done(); });
+    }
+  }
+  void done() {
+    rows[current].time_s = sg4::Engine::get_clock() - started;
+    if (current + 1 < plans.size()) start(current + 1);
+  }
+};
+
+}  // namespace
+
+std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) {
+  CollectivePlanner planner(t);
+  Runner run{t, o, {}, {}, nullptr};
+  const int n = static_cast<int>(o.gpus.size());
+  std::set<std::pair<int, int>> pairs;
+  for (double size : o.sizes_B) {
+    auto p = planner.plan(o.kind, per_rank_input_B(o.kind, size, n), o.gpus, o.protocol, o.algorithm);
+    for (const auto& f : p.flows) pairs.emplace(f.src, f.dst);
+    SweepRow row;
+    row.size_B = size;
+    row.count = std::floor(size / o.type_size_B);
+    row.algorithm = p.algorithm;
+    row.protocol = p.protocol;
+    row.channels = p.channels;
+    row.flows = p.flows.size();
+    run.rows.push_back(row);
+    run.plans.push_back(std::move(p));
+  }
+  run.platform = std::make_unique<Platform>(t, std::vector<std::pair<int, int>>(pairs.begin(), pairs.end()));
+  sg4::Activity::on_completion_cb([&run](const sg4::Activity&) { run.flow_done(); });
+  if (!run.plans.empty()) simgrid::kernel::timer::Timer::set(0.0, [&run] { run.start(0); });
+  sg4::Engine::get_instance()->run();
+  for (auto& r : run.rows) {
+    r.algbw_Bps = r.time_s > 0 ? r.size_B / r.time_s : 0;
+    r.busbw_Bps = r.algbw_Bps * collective::busbw_factor(o.kind, n);
+  }
+  return run.rows;
+}
+
+std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& rows, const std::string& title) {
+  std::string out = "# " + title + "\n";
+  out += "#\n#       size         count      type   redop    root     time   algbw   busbw  algo   proto   channels\n";
+  out += "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
+  char line[256];
+  double sum = 0;
+  for (const auto& r : rows) {
+    std::snprintf(line, sizeof line, "%12.0f  %12.0f  %8s  %6s  %6d  %7.1f  %6.2f  %6.2f  %-5s  %-6s  %8d\n", r.size_B, r.count, "float",
+                  o.kind == Kind::all_reduce || o.kind == Kind::reduce || o.kind == Kind::reduce_scatter ? "sum" : "none",
+                  o.kind == Kind::broadcast || o.kind == Kind::reduce ? 0 : -1, r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9,
+                  std::string(collective::to_string(r.algorithm)).c_str(), std::string(collective::to_string(r.protocol)).c_str(),
+                  r.channels);
+    out += line;
+    sum += r.busbw_Bps;
+  }
+  std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g \n", rows.empty() ? 0.0 : sum / rows.size() / 1e9);
+  out += line;
+  return out;
+}
+
+std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows) {
+  std::string out = "op,gpus,size_B,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,flows\n";
+  char line[256];
+  for (const auto& r : rows) {
+    std::snprintf(line, sizeof line, "%s,%zu,%.0f,%.0f,float,%.6g,%.6g,%.6g,%s,%s,%d,%zu\n", std::string(collective::to_string(o.kind)).c_str(),
+                  o.gpus.size(), r.size_B, r.count, r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9,
+                  std::string(collective::to_string(r.algorithm)).c_str(), std::string(collective::to_string(r.protocol)).c_str(), r.channels,
+                  r.flows);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace composim::sim

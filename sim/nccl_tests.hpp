@@ -1,0 +1,55 @@
+// File: sim/nccl_tests.hpp
+//
+// nccl-tests emulation: one collective per message size, run back to back in one SimGrid
+// simulation on the topology (plans from sim/collectives.hpp), reported the way
+// nccl-tests reports them: time (us), algbw = size / time, busbw = algbw * factor(op, n)
+// (nccl-tests doc/PERFORMANCE.md). `size` is nccl-tests' size: for all_gather the
+// gathered output (each rank contributes size / n), for reduce_scatter the input.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/collectives.hpp"
+
+namespace composim::sim {
+
+struct SweepOptions {
+  collective::Kind kind = collective::Kind::all_reduce;
+  std::vector<double> sizes_B;
+  std::vector<int> gpus;  // topology nodes, rank order
+  std::optional<collective::Protocol> protocol;
+  std::optional<collective::Algorithm> algorithm;
+  int type_size_B = 4;
+};
+
+struct SweepRow {
+  double size_B = 0;
+  double count = 0;
+  double time_s = 0, algbw_Bps = 0, busbw_Bps = 0;
+  collective::Algorithm algorithm = collective::Algorithm::ring;
+  collective::Protocol protocol = collective::Protocol::simple;
+  int channels = 0;
+  std::size_t flows = 0;
+};
+
+// Runs the sweep. Must be called once per process, with the SimGrid engine created and
+// configured (sim/platform.hpp) and no platform built yet.
+std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o);
+
+// Per-rank input bytes of a collective whose nccl-tests size is `size_B`.
+double per_rank_input_B(collective::Kind kind, double size_B, int n);
+
+// "8", "64K", "1M", "1G" (powers of 1024, as nccl-tests reads -b/-e); throws
+// std::invalid_argument.
+double parse_nccl_size(const std::string& text);
+
+// min:max stepped by factor (nccl-tests -b -e -f). Throws std::invalid_argument.
+std::vector<double> size_range(const std::string& spec, double factor);
+
+// The table nccl-tests prints, and the same rows as CSV.
+std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& rows, const std::string& title);
+std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows);
+
+}  // namespace composim::sim
