@@ -133,6 +133,15 @@ double wire_efficiency(Protocol p) {
   return 1.0;
 }
 
+double protocol_efficiency(Protocol p, Kind kind, bool multi_node) {
+  switch (p) {
+    case Protocol::ll: return (multi_node || kind == Kind::all_reduce || kind == Kind::reduce) ? 0.25 : 1.0 / 3.0;
+    case Protocol::ll128: return 0.92;
+    case Protocol::simple: return 1.0;
+  }
+  return 1.0;
+}
+
 double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a) {
   const int pi = static_cast<int>(p);
   const int li = static_cast<int>(link_class);
@@ -157,8 +166,9 @@ ModelInfo collective_model_info() {
   return {"collective",
           "NCCL collectives as ring flows on the topology, plus NCCL's latency model",
           "flow per rank = ring bytes / wire_efficiency; t = flows' end + base_lat + steps*hop_lat",
-          {{"wire_efficiency_LL", "1", 0.5, "LL: 4 B data per 8 B line", "NCCL src/device/prims_ll.h"},
-           {"wire_efficiency_LL128", "1", 120.0 / 128.0, "LL128: 120 B data per 128 B line", "NCCL prims_ll128.h"},
+          {{"efficiency_LL_allreduce", "1", 0.25, "LL bandwidth fraction (all-reduce, reduce, multi-node; 1/3 otherwise)",
+            "NCCL tuning.cc (LL busBw scaling)"},
+           {"efficiency_LL128", "1", 0.92, "LL128 bandwidth fraction", "NCCL tuning.cc (LL128 busBw scaling)"},
            {"base_latency_ring_LL_s", "s", kBaseLat_us[0][0] * 1e-6, "ring base latency, LL", "NCCL tuning.cc baseLat"},
            {"base_latency_ring_LL128_s", "s", kBaseLat_us[0][1] * 1e-6, "ring base latency, LL128", "NCCL tuning.cc baseLat"},
            {"base_latency_ring_Simple_s", "s", kBaseLat_us[0][2] * 1e-6, "ring base latency, Simple", "NCCL tuning.cc baseLat"},

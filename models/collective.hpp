@@ -10,8 +10,7 @@
 //   all_to_all       S/n to each of the n-1 others
 //   send_recv                 S       (to the peer)
 // as concurrent SimGrid flows on the topology's routes (so they contend with each other and
-// with memcpys), each inflated by the protocol's wire efficiency (LL carries 4 B of data
-// per 8 B line: 0.5; LL128 120 of 128 B: 0.9375; Simple: 1). The collective then completes
+// with memcpys), each inflated by the protocol's efficiency (protocol_efficiency()). The collective then completes
 // after a latency of base_latency(algorithm, protocol) + steps * hop_latency(link class,
 // protocol), NCCL's own cost model. All member ranks' kernels end together.
 //
@@ -82,6 +81,11 @@ RingSchedule ring_schedule(Kind kind, int n, double in_bytes);
 // tuning for a single node: LL below 64 KiB, LL128 below 4 MiB on NVLink, Simple above).
 Protocol choose_protocol(double bytes, LinkClass link_class);
 
+// Fraction of the structure's bandwidth a protocol achieves, as NCCL's tuning models it:
+// LL 1/4 for all-reduce, reduce and across machines, else 1/3 (8-byte stores with a flag,
+// polled by the receiver); LL128 0.92 (120 of 128 bytes carry data, minus flag polling);
+// Simple 1.
+double protocol_efficiency(Protocol p, Kind kind, bool multi_node);
 double wire_efficiency(Protocol p);
 
 // Latency term in seconds: base_latency(algorithm, protocol) + steps * hop_latency(link

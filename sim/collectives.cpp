@@ -245,7 +245,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       continue;
     for (Protocol pr : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
       if (protocol && *protocol != pr) continue;
-      const double eff = collective::wire_efficiency(pr);
+      const double eff = collective::protocol_efficiency(pr, kind, s.link_class == LinkClass::network);
       double t;
       if (a == Algorithm::ring) {
         if (s.ring_bw <= 0) continue;
@@ -269,7 +269,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     best = collective::latency_s(p.protocol, s.link_class, sched.steps) + sched.bytes_per_rank / std::max(s.ring_bw, 1.0);
   }
   p.estimated_s = best;
-  const double eff = collective::wire_efficiency(p.protocol);
+  const double eff = collective::protocol_efficiency(p.protocol, kind, s.link_class == LinkClass::network);
   std::map<std::pair<int, int>, double> merged;
   if (kind == Kind::all_to_all) {
     for (int a : gpus)

@@ -78,6 +78,10 @@ TEST(CollectiveModel, RingSchedule) {
   EXPECT_DOUBLE_EQ(ag.bytes_per_rank, 7e6);
   EXPECT_EQ(collective::ring_schedule(collective::Kind::all_reduce, 1, 1e6).bytes_per_rank, 0.0);
   EXPECT_DOUBLE_EQ(collective::wire_efficiency(collective::Protocol::ll), 0.5);
+  EXPECT_DOUBLE_EQ(collective::protocol_efficiency(collective::Protocol::ll, collective::Kind::all_reduce, false), 0.25);
+  EXPECT_DOUBLE_EQ(collective::protocol_efficiency(collective::Protocol::ll, collective::Kind::all_gather, false), 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(collective::busbw_factor(collective::Kind::all_reduce, 4), 1.5);
+  EXPECT_DOUBLE_EQ(collective::busbw_factor(collective::Kind::broadcast, 4), 1.0);
 }
 
 TEST(Registry, EveryParameterHasUnitAndSource) {

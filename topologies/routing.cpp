@@ -26,19 +26,37 @@ bool transit_in_class(NodeType t, Class c) {
          t == NodeType::optical_transceiver;
 }
 
-// The NIC nearest to `gpu` over PCIe (fewest hops, then file order); -1 if none.
+// The NIC for `gpu`'s traffic to other machines: the nearest over PCIe (fewest hops); when
+// several are equally near (two NICs under the GPU's switch, as in DGX servers), the GPUs
+// sharing that switch take them in order, so each GPU gets its own NIC (one rail per GPU).
 int nearest_nic(const Topology& t, int gpu) {
-  int best = -1;
+  std::vector<int> best;
   size_t best_hops = SIZE_MAX;
   for (int nic : t.nics()) {
     if (t.machine_of(nic) != t.machine_of(gpu)) continue;
     auto hops = bfs(t, gpu, nic, Class::pcie);
-    if (!hops.empty() && hops.size() < best_hops) {
+    if (hops.empty()) continue;
+    if (hops.size() < best_hops) {
       best_hops = hops.size();
-      best = nic;
+      best.clear();
     }
+    if (hops.size() == best_hops) best.push_back(nic);
   }
-  return best;
+  if (best.empty()) return -1;
+  if (best.size() == 1) return best.front();
+  // GPUs with the same first hop (their switch) and the same nearest NICs, in file order.
+  auto first_hop = [&](int g) {
+    auto h = bfs(t, g, best.front(), Class::pcie);
+    const Link& l = t.links()[h.front().link];
+    return h.front().forward ? l.to : l.from;
+  };
+  const int parent = first_hop(gpu);
+  size_t position = 0;
+  for (int g : t.gpus()) {
+    if (g == gpu) break;
+    if (t.machine_of(g) == t.machine_of(gpu) && first_hop(g) == parent) ++position;
+  }
+  return best[position % best.size()];
 }
 
 // Fewest-hop path from src to dst using only links and transit nodes of class c. Ties are

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Writes a multi-node GPU cluster topology (topologies/SCHEMA.md) for composim.
+
+Each node is a DGX/HGX-style server: two CPU sockets joined by a socket interconnect,
+four PCIe switches per node (two under each socket), each with two GPUs and two NICs
+(GPUDirect RDMA through the switch), and all GPUs on one NVSwitch fabric. NIC k of every
+node connects to rail k: a rail-optimised network. With --spines, rails are leaf switches
+joined by a layer of spine switches (a two-level fat tree, full bisection); without, each
+rail is one switch and rails are joined by one spine per rail pair... (a single spine).
+
+  make_cluster.py --preset dgx-a100 --nodes 2 --out topologies/shipped/2x-dgx-a100-ib.json
+  make_cluster.py --preset hgx-h100 --nodes 128 --leaf-ports 32 --out out/fat-tree-128x8.json
+
+Presets state their sources in the file they write.
+"""
+import argparse
+import json
+
+PRESETS = {
+    "dgx-a100": dict(
+        gpu="A100-SXM4-80GB", nvlink_gen=3, nvlinks=12, pcie_gen=4, nic_gbps=200, net="infiniband",
+        mem_Bps=204.8e9, cpu_link_Bps=1e11,
+        sources=[
+            "NVIDIA DGX A100 system architecture whitepaper (2020): 8x A100 SXM4, 12 NVLink3 links per GPU to six NVSwitches, four PCIe Gen4 switches each with two GPUs and two ConnectX-6 200 Gb/s HDR InfiniBand NICs, two AMD EPYC 7742 sockets",
+            "rail-optimised network: NIC k of every node on rail k (NVIDIA DGX SuperPOD reference architecture)",
+            "assumptions: socket interconnect 100 GB/s (AMD gives no single figure); 8-channel DDR4-3200 = 204.8 GB/s per socket (JEDEC)",
+        ]),
+    "hgx-h100": dict(
+        gpu="H100-SXM5-80GB", nvlink_gen=4, nvlinks=18, pcie_gen=5, nic_gbps=400, net="infiniband",
+        mem_Bps=307.2e9, cpu_link_Bps=1e11,
+        sources=[
+            "NVIDIA DGX H100 user guide / HGX H100 reference: 8x H100 SXM5, 18 NVLink4 links per GPU to four NVSwitches, PCIe Gen5 switches with ConnectX-7 400 Gb/s NDR InfiniBand NICs, one per GPU",
+            "rail-optimised network: NIC k of every node on rail k (NVIDIA DGX SuperPOD reference architecture)",
+            "assumptions: socket interconnect 100 GB/s; 8-channel DDR5-4800 = 307.2 GB/s per socket (JEDEC)",
+        ]),
+    "a3mega-h100": dict(
+        gpu="H100-SXM5-80GB", nvlink_gen=4, nvlinks=18, pcie_gen=5, nic_gbps=200, net="ethernet",
+        mem_Bps=307.2e9, cpu_link_Bps=1e11,
+        sources=[
+            "Google Cloud A3 Mega (a3-megagpu-8g) documentation: 8x H100 80GB on NVSwitch, 8x 200 Gb/s NICs for GPU traffic (GPUDirect-TCPXO)",
+            "what the measured source states (measured/raw/gcp_a3mega_2x8_h100.txt): 2 nodes x 8 H100 80GB; the interconnect is not in the file; the repository name indicates A3 Mega",
+            "assumptions: one NIC per GPU under the GPU's PCIe switch, rail-optimised Ethernet; TCPXO protocol overheads are not modelled",
+        ]),
+}
+
+
+def build(preset, nodes, leaf_ports, spines):
+    p = PRESETS[preset]
+    n_, l_ = [], []
+    for m in range(nodes):
+        pre = f"n{m}." if nodes > 1 else ""
+        for c in range(2):
+            n_.append({"name": f"{pre}cpu{c}", "type": "host", "memory_bandwidth_Bps": p["mem_Bps"]})
+        l_.append({"from": f"{pre}cpu0", "to": f"{pre}cpu1", "type": "cpu_interconnect", "bandwidth_Bps": p["cpu_link_Bps"]})
+        n_.append({"name": f"{pre}nvswitch", "type": "nvswitch"})
+        for s in range(4):
+            n_.append({"name": f"{pre}sw{s}", "type": "pcie_switch", "generation": p["pcie_gen"]})
+            l_.append({"from": f"{pre}cpu{s // 2}", "to": f"{pre}sw{s}", "type": "pcie", "generation": p["pcie_gen"], "lanes": 16})
+            for k in range(2):
+                g = 2 * s + k
+                n_.append({"name": f"{pre}gpu{g}", "type": "gpu", "model": p["gpu"]})
+                l_.append({"from": f"{pre}sw{s}", "to": f"{pre}gpu{g}", "type": "pcie", "generation": p["pcie_gen"], "lanes": 16})
+                l_.append({"from": f"{pre}gpu{g}", "to": f"{pre}nvswitch", "type": "nvlink", "generation": p["nvlink_gen"], "links": p["nvlinks"]})
+                n_.append({"name": f"{pre}nic{g}", "type": "nic"})
+                l_.append({"from": f"{pre}sw{s}", "to": f"{pre}nic{g}", "type": "pcie", "generation": p["pcie_gen"], "lanes": 16})
+    if nodes > 1:
+        # Rails: nodes' NIC k on rail k. A rail is leaf switches of `leaf_ports` down-ports;
+        # leaves of all rails meet on spine switches (full bisection: as many uplinks as downlinks).
+        leaves_per_rail = max(1, -(-nodes // leaf_ports))
+        for r in range(8):
+            for lf in range(leaves_per_rail):
+                n_.append({"name": f"rail{r}.leaf{lf}", "type": "network_switch"})
+            for m in range(nodes):
+                l_.append({"from": f"n{m}.nic{r}", "to": f"rail{r}.leaf{m // leaf_ports}", "type": p["net"], "rate_Gbps": p["nic_gbps"]})
+        n_spines = spines if spines else (leaves_per_rail * 8 if leaves_per_rail > 1 else 1)
+        for sp in range(n_spines):
+            n_.append({"name": f"spine{sp}", "type": "network_switch"})
+        for r in range(8):
+            for lf in range(leaves_per_rail):
+                ports = min(leaf_ports, nodes - lf * leaf_ports)
+                # Spread this leaf's uplinks over the spines; bundle parallel ones into one faster link.
+                per_spine = {}
+                for u in range(ports):
+                    sp = (r * leaves_per_rail + lf + u) % n_spines
+                    per_spine[sp] = per_spine.get(sp, 0) + 1
+                for sp, k in sorted(per_spine.items()):
+                    l_.append({"from": f"rail{r}.leaf{lf}", "to": f"spine{sp}", "type": p["net"], "rate_Gbps": p["nic_gbps"] * k})
+    desc = (f"{nodes} x 8 {p['gpu']} ({preset} nodes): NVSwitch fabric inside a node, four PCIe Gen{p['pcie_gen']} switches per node "
+            f"each with two GPUs and two {p['nic_gbps']} Gb/s NICs, rail-optimised {p['net']} network" +
+            (" with leaf and spine switches (two-level fat tree)" if nodes > 1 else "") + ". Written by topologies/tools/make_cluster.py.")
+    return {"schema_version": 1, "name": "", "description": desc, "sources": p["sources"], "nodes": n_, "links": l_}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--preset", choices=sorted(PRESETS), required=True)
+    ap.add_argument("--nodes", type=int, default=2)
+    ap.add_argument("--leaf-ports", type=int, default=32, help="node-facing ports per rail leaf switch")
+    ap.add_argument("--spines", type=int, default=0, help="spine switches (default: enough for full bisection)")
+    ap.add_argument("--name", default=None)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    if a.nodes < 1 or a.leaf_ports < 1:
+        ap.error("--nodes and --leaf-ports must be positive")
+    doc = build(a.preset, a.nodes, a.leaf_ports, a.spines)
+    doc["name"] = a.name or a.out.rsplit("/", 1)[-1].removesuffix(".json")
+    with open(a.out, "w") as f:
+        json.dump(doc, f, indent=1 if a.nodes <= 4 else None)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
