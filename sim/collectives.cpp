@@ -58,7 +58,7 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
                                                                    std::map<std::pair<int, int>, double>& residual, size_t max) {
   // Dense form of every candidate: resource ids and use counts.
   std::map<std::pair<int, int>, int> ids;
-  std::vector<double> left;
+  std::vector<double> start;
   struct Cand {
     std::vector<std::pair<int, int>> uses;  // (resource id, count)
     bool nvlink;
@@ -72,44 +72,68 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
       const int a = order[i], b = order[(i + 1) % order.size()];
       nv = nv && route(a, b).nvlink;
       for (const auto& key : resources(a, b)) {
-        auto [it, inserted] = ids.emplace(key, static_cast<int>(left.size()));
+        auto [it, inserted] = ids.emplace(key, static_cast<int>(start.size()));
         if (inserted) {
           auto r = residual.find(key);
-          left.push_back(r == residual.end() ? capacity(key) : r->second);
+          start.push_back(r == residual.end() ? capacity(key) : r->second);
         }
         ++count[it->second];
       }
     }
     cands.push_back({std::vector<std::pair<int, int>>(count.begin(), count.end()), nv});
   }
+  const std::vector<double> cap(start);
+  auto pack = [&](double quantum_fraction, std::vector<double>& left) {
   std::vector<Ring> rings;
-  double first = 0;
+  double first = 0, quantum = INFINITY;
   bool nvlink_only = false;
-  for (size_t round = 0; round < max; ++round) {
+  // Greedy packing in quanta of half the first ring's bandwidth (NCCL also builds rings
+  // channel by channel). Among rings with the same bottleneck, prefer the one that leaves
+  // the most slack on the resources it uses, so scarce links are kept for later rings.
+  for (size_t round = 0; round < 4 * max; ++round) {
     int best = -1;
-    double best_bw = 0;
+    double best_bw = 0, best_slack = -INFINITY;
     for (size_t c = 0; c < cands.size(); ++c) {
       if (nvlink_only && !cands[c].nvlink) continue;
       double bw = INFINITY;
       for (auto [id, n] : cands[c].uses) bw = std::min(bw, left[id] / n);
-      if (bw > best_bw * (1 + 1e-9)) {
+      if (bw < best_bw * (1 - 1e-9) || bw <= 0) continue;
+      double slack = 0;
+      for (auto [id, n] : cands[c].uses) slack += (left[id] - std::min(bw, quantum) * n) / cap[id];
+      if (bw > best_bw * (1 + 1e-9) || slack > best_slack) {
         best_bw = bw;
+        best_slack = slack;
         best = static_cast<int>(c);
       }
     }
     if (best < 0 || best_bw <= 1e-6 * std::max(first, 1.0)) break;
     if (rings.empty()) {
       first = best_bw;
+      quantum = best_bw * quantum_fraction;
       nvlink_only = cands[best].nvlink;  // NCCL does not mix NVLink rings with PCIe ones
     }
+    best_bw = std::min(best_bw, quantum);
     for (auto [id, n] : cands[best].uses) left[id] -= best_bw * n;
     // Merge with an identical ring already taken.
     auto same = std::find_if(rings.begin(), rings.end(), [&](const Ring& r) { return r.order == candidates[best]; });
     if (same != rings.end()) same->bandwidth_Bps += best_bw;
     else rings.push_back({candidates[best], best_bw});
   }
-  for (const auto& [key, id] : ids) residual[key] = left[id];
   return rings;
+  };
+  // Whole bottlenecks first, or half quanta: keep the packing that carries more.
+  auto total = [](const std::vector<Ring>& r) {
+    double t = 0;
+    for (const auto& x : r) t += x.bandwidth_Bps;
+    return t;
+  };
+  std::vector<double> left_a = cap, left_b = cap;
+  auto a = pack(1.0, left_a);
+  auto b = pack(0.5, left_b);
+  const bool use_b = total(b) > total(a) * (1 + 1e-9);
+  const auto& left = use_b ? left_b : left_a;
+  for (const auto& [key, id] : ids) residual[key] = left[id];
+  return use_b ? b : a;
 }
 
 const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vector<int>& gpus) {

@@ -60,10 +60,17 @@ TEST(Routing, NvlinkPreferred) {
   EXPECT_TRUE(r.nvlink);
   EXPECT_EQ(path(t, r), "gpu0>gpu3");
   EXPECT_DOUBLE_EQ(r.bottleneck_Bps, 50e9 * 376.6 / 450.0);  // 2 NVLink2 links at the measured payload efficiency
-  // gpu0 and gpu5 share no NVLink and sit under different sockets: staged over PCIe.
+  // gpu0 and gpu5 share no NVLink: NVLink through an intermediate GPU (NCCL's NVB path),
+  // the widest one (gpu0 =2= gpu4 -1- gpu5 or gpu0 -1- gpu1 =2= gpu5: 1 link either way).
   auto s = topo::route(t, node(t, "gpu0"), node(t, "gpu5"));
-  EXPECT_FALSE(s.nvlink);
-  EXPECT_TRUE(s.staged);
+  EXPECT_TRUE(s.nvlink);
+  EXPECT_EQ(s.transit.size(), 1u);
+  EXPECT_EQ(t.nodes()[s.transit[0]].type, topo::NodeType::gpu);
+  // With P2P off it is staged over PCIe, across the sockets.
+  t.set_p2p_enabled(false);
+  auto st = topo::route(t, node(t, "gpu0"), node(t, "gpu5"));
+  EXPECT_FALSE(st.nvlink);
+  EXPECT_TRUE(st.staged);
   auto a = topo::Topology::load("dgx-a100");
   auto n = topo::route(a, node(a, "gpu0"), node(a, "gpu7"));
   EXPECT_TRUE(n.nvlink);

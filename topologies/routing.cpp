@@ -145,6 +145,24 @@ Route route(const Topology& t, int src, int dst) {
   // With P2P off (NCCL_P2P_DISABLE, or a system without P2P) NVLink is not used either.
   if (gpu_pair && t.p2p_enabled()) {
     auto nv = bfs(t, src, dst, Class::nvlink);
+    if (nv.empty()) {
+      // NVLink through one intermediate GPU (NCCL's PATH_NVB), the widest such path.
+      double best = 0;
+      for (auto [e, end] = boost::out_edges(src, t.graph()); e != end; ++e) {
+        const Link& l1 = t.links()[t.graph()[*e]];
+        const int mid = static_cast<int>(boost::target(*e, t.graph()));
+        if (l1.type != LinkType::nvlink || t.nodes()[mid].type != NodeType::gpu || mid == dst) continue;
+        for (auto [f, fend] = boost::out_edges(mid, t.graph()); f != fend; ++f) {
+          const Link& l2 = t.links()[t.graph()[*f]];
+          if (l2.type != LinkType::nvlink || static_cast<int>(boost::target(*f, t.graph())) != dst) continue;
+          const double bw = std::min(l1.bandwidth_Bps, l2.bandwidth_Bps);
+          if (bw > best) {
+            best = bw;
+            nv = {{t.graph()[*e], l1.from == src}, {t.graph()[*f], l2.from == mid}};
+          }
+        }
+      }
+    }
     if (!nv.empty()) {
       append(t, r, nv);
       r.nvlink = true;
