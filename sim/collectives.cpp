@@ -192,11 +192,16 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     const size_t R = std::max<size_t>(1, std::min(nics, smallest));
     std::vector<std::vector<int>> candidates;
     for (size_t c = 0; c < R; ++c) {
+      // Each machine's part of ring c starts at the local position where the previous
+      // machine's part ended, so every crossing joins GPUs of the same local position, hence
+      // the same NIC rail (rail-optimised networks keep such traffic inside one rail).
       std::vector<int> order;
+      size_t start = c * local[0].size() / R;
       for (size_t m = 0; m < machines; ++m) {
         const auto& l = local[m];
-        const size_t shift = c * l.size() / R;
-        for (size_t k = 0; k < l.size(); ++k) order.push_back(l[(k + shift) % l.size()]);
+        start %= l.size();
+        for (size_t k = 0; k < l.size(); ++k) order.push_back(l[(start + k) % l.size()]);
+        start += l.size() - 1;
       }
       candidates.push_back(std::move(order));
     }
@@ -251,11 +256,74 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
   return structures_.emplace(gpus, std::move(s)).first->second;
 }
 
+// All-to-all. Inside a machine: one flow per GPU pair. Across machines of equal size with
+// one NIC per GPU (rail-optimised), as NCCL does with PXN: a GPU first sends, over NVLink,
+// what it has for the GPUs at local position k of other machines to its own machine's GPU
+// k, which sends it on rail k. The network part is aggregated: per (source GPU, group of
+// destination machines) one flow to a representative GPU of the group; NIC loads are those
+// of the N^2 flows and every NIC receives as much as it would, with far fewer flows (up to
+// 8 groups). Approximation: traffic to a group crosses the network on the representative's
+// path (leaf or core), not spread over every destination's path.
+CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::vector<int>& gpus, std::optional<Protocol> protocol) {
+  CollectivePlan p;
+  const int n = static_cast<int>(gpus.size());
+  std::vector<int> machine_ids;
+  std::map<int, std::vector<int>> by_machine;
+  for (int g : gpus) {
+    const int m = topo_.machine_of(g);
+    if (!by_machine.count(m)) machine_ids.push_back(m);
+    by_machine[m].push_back(g);
+  }
+  const size_t M = machine_ids.size(), L = by_machine[machine_ids[0]].size();
+  bool uniform = true;
+  for (int m : machine_ids) uniform = uniform && by_machine[m].size() == L;
+  p.protocol = protocol.value_or(in_bytes / n < 64 * 1024 ? Protocol::ll : Protocol::simple);
+  const double eff = collective::protocol_efficiency(p.protocol, Kind::all_to_all, M > 1);
+  const double unit = in_bytes / n / eff;  // bytes from one GPU to one other GPU
+  std::map<std::pair<int, int>, double> merged;
+  if (M == 1 || !uniform) {
+    if (static_cast<double>(n) * n > 4e6)
+      input_error(topo_.file(), "all_to_all", std::to_string(n) + " GPUs in machines of unequal size: too many flows to simulate pairwise");
+    for (int a : gpus)
+      for (int b : gpus)
+        if (a != b) merged[{a, b}] += unit;
+  } else {
+    for (int m : machine_ids) {
+      const auto& local = by_machine[m];
+      for (size_t i = 0; i < L; ++i)
+        for (size_t k = 0; k < L; ++k)
+          if (i != k) merged[{local[i], local[k]}] += unit * static_cast<double>(M);  // own machine + forwarded
+    }
+    // Group g of source machine mi covers destination machines mi+1+g*block ... (mod M);
+    // its representative is mi+1+g*block, so in each group every machine receives exactly
+    // one flow per rail (a permutation): loads stay symmetric and the flows of a group end
+    // together, which keeps the number of simulation events small.
+    const size_t groups = std::min<size_t>(M - 1, 8);
+    const size_t block = (M - 1 + groups - 1) / groups;
+    for (size_t mi = 0; mi < M; ++mi) {
+      const auto& src = by_machine[machine_ids[mi]];
+      for (size_t g = 0; g < groups; ++g) {
+        const size_t first = g * block, last = std::min(M - 1, first + block);
+        if (first >= last) continue;
+        const size_t rep = (mi + 1 + first) % M;
+        const auto& dst = by_machine[machine_ids[rep]];
+        for (size_t k = 0; k < L; ++k) merged[{src[k], dst[k]}] += unit * static_cast<double>(L * (last - first));
+      }
+    }
+  }
+  for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});
+  p.channels = static_cast<int>(L);
+  p.link_class = M > 1 ? LinkClass::network : LinkClass::nvlink;
+  p.latency_s = collective::latency_s(p.protocol, p.link_class, 1);
+  return p;
+}
+
 CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::vector<int>& gpus, std::optional<Protocol> protocol,
                                        std::optional<Algorithm> algorithm) {
   CollectivePlan p;
   const int n = static_cast<int>(gpus.size());
   if (n <= 1 || in_bytes <= 0) return p;
+  if (kind == Kind::all_to_all) return plan_all_to_all(in_bytes, gpus, protocol);
   const Structure& s = structure(gpus);
   p.link_class = s.link_class;
   const auto sched = collective::ring_schedule(kind, n, in_bytes);
@@ -295,14 +363,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   p.estimated_s = best;
   const double eff = collective::protocol_efficiency(p.protocol, kind, s.link_class == LinkClass::network);
   std::map<std::pair<int, int>, double> merged;
-  if (kind == Kind::all_to_all) {
-    for (int a : gpus)
-      for (int b : gpus)
-        if (a != b) merged[{a, b}] += in_bytes / n / eff;
-    p.channels = 1;
-    p.bandwidth_Bps = s.ring_bw;
-    p.latency_s = collective::latency_s(p.protocol, s.link_class, 1);
-  } else if (p.algorithm == Algorithm::ring) {
+  if (p.algorithm == Algorithm::ring) {
     const bool open = kind == Kind::broadcast || kind == Kind::reduce || kind == Kind::send_recv;
     for (const auto& r : s.rings) {
       const double share = s.ring_bw > 0 ? r.bandwidth_Bps / s.ring_bw : 1.0 / s.rings.size();

@@ -83,6 +83,7 @@ class CollectivePlanner {
     collective::LinkClass link_class = collective::LinkClass::pcie;
   };
   const Structure& structure(const std::vector<int>& gpus);
+  CollectivePlan plan_all_to_all(double in_bytes, const std::vector<int>& gpus, std::optional<collective::Protocol> protocol);
   std::vector<Ring> pack_rings(const std::vector<std::vector<int>>& candidates, std::map<std::pair<int, int>, double>& residual, size_t max);
   double bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual);
   std::vector<std::pair<int, int>> resources(int a, int b);  // capacity keys of a route

@@ -232,10 +232,15 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   if (!a.proto.empty())
     o.protocol = a.proto == "LL" ? collective::Protocol::ll : a.proto == "LL128" ? collective::Protocol::ll128 : collective::Protocol::simple;
   start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
+  const auto t0 = std::chrono::steady_clock::now();
   const auto rows = sim::run_sweep(topology, o);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string title = std::string(collective::to_string(o.kind)) + " on " + std::to_string(o.gpus.size()) + " GPUs of " +
                             topology.name() + (topology.p2p_enabled() ? "" : " (P2P off)") + ", simulated by composim";
   std::fputs(sim::format_table(o, rows, title).c_str(), stdout);
+  size_t flows = 0;
+  for (const auto& r : rows) flows += r.flows;
+  std::printf("# composim: %zu flows, planned and simulated in %.2f s, peak RSS %.0f MiB\n", flows, wall, peak_rss_MiB());
   if (out_given) {
     sim::write_files_atomically(a.out, {{"collective.csv", sim::format_csv(o, rows)}});
     std::printf("wrote %s/collective.csv\n", a.out.c_str());

@@ -29,7 +29,7 @@ bool transit_in_class(NodeType t, Class c) {
 // The NIC for `gpu`'s traffic to other machines: the nearest over PCIe (fewest hops); when
 // several are equally near (two NICs under the GPU's switch, as in DGX servers), the GPUs
 // sharing that switch take them in order, so each GPU gets its own NIC (one rail per GPU).
-int nearest_nic(const Topology& t, int gpu) {
+int nearest_nic_uncached(const Topology& t, int gpu) {
   std::vector<int> best;
   size_t best_hops = SIZE_MAX;
   for (int nic : t.nics()) {
@@ -57,6 +57,12 @@ int nearest_nic(const Topology& t, int gpu) {
     if (t.machine_of(g) == t.machine_of(gpu) && first_hop(g) == parent) ++position;
   }
   return best[position % best.size()];
+}
+
+int nearest_nic(const Topology& t, int gpu) {
+  int& cached = t.nic_cache(gpu);
+  if (cached == -2) cached = nearest_nic_uncached(t, gpu);
+  return cached;
 }
 
 // Fewest-hop path from src to dst using only links and transit nodes of class c. Ties are

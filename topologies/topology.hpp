@@ -83,6 +83,11 @@ class Topology {
   int machine_of(int n) const { return machine_.at(n); }
   int machine_count() const { return machines_; }
   const std::vector<int>& nics() const { return nics_; }
+  // Cache of routing's NIC choice per node (-2: not computed yet).
+  int& nic_cache(int node) const {
+    if (nic_cache_.size() != nodes_.size()) nic_cache_.assign(nodes_.size(), -2);
+    return nic_cache_[node];
+  }
 
   // GraphViz text of the topology (boost::write_graphviz).
   std::string to_dot() const;
@@ -96,6 +101,7 @@ class Topology {
   std::vector<int> nearest_host_;
   std::vector<int> machine_;
   int machines_ = 0;
+  mutable std::vector<int> nic_cache_;
   Graph graph_;
   void finish(const std::string& file);
 };

@@ -44,7 +44,7 @@ PRESETS = {
 }
 
 
-def build(preset, nodes, leaf_ports, spines):
+def build(preset, nodes, leaf_ports):
     p = PRESETS[preset]
     n_, l_ = [], []
     for m in range(nodes):
@@ -72,22 +72,21 @@ def build(preset, nodes, leaf_ports, spines):
                 n_.append({"name": f"rail{r}.leaf{lf}", "type": "network_switch"})
             for m in range(nodes):
                 l_.append({"from": f"n{m}.nic{r}", "to": f"rail{r}.leaf{m // leaf_ports}", "type": p["net"], "rate_Gbps": p["nic_gbps"]})
-        n_spines = spines if spines else (leaves_per_rail * 8 if leaves_per_rail > 1 else 1)
-        for sp in range(n_spines):
-            n_.append({"name": f"spine{sp}", "type": "network_switch"})
-        for r in range(8):
-            for lf in range(leaves_per_rail):
-                ports = min(leaf_ports, nodes - lf * leaf_ports)
-                # Spread this leaf's uplinks over the spines; bundle parallel ones into one faster link.
-                per_spine = {}
-                for u in range(ports):
-                    sp = (r * leaves_per_rail + lf + u) % n_spines
-                    per_spine[sp] = per_spine.get(sp, 0) + 1
-                for sp, k in sorted(per_spine.items()):
-                    l_.append({"from": f"rail{r}.leaf{lf}", "to": f"spine{sp}", "type": p["net"], "rate_Gbps": p["nic_gbps"] * k})
+        # The spine layer: as many uplinks per leaf as it has nodes below (full bisection).
+        # Equal-cost paths over the spines are bundled into one link per leaf to a single
+        # core node: perfect ECMP load balancing, which a single-path flow model cannot
+        # otherwise express.
+        if leaves_per_rail * 8 > 1:
+            n_.append({"name": "core", "type": "network_switch",
+                       "notes": "the spine switches of a two-level fat tree as one node; each leaf's uplinks bundled (perfect ECMP)"})
+            for r in range(8):
+                for lf in range(leaves_per_rail):
+                    ports = min(leaf_ports, nodes - lf * leaf_ports)
+                    l_.append({"from": f"rail{r}.leaf{lf}", "to": "core", "type": p["net"], "rate_Gbps": p["nic_gbps"] * ports})
     desc = (f"{nodes} x 8 {p['gpu']} ({preset} nodes): NVSwitch fabric inside a node, four PCIe Gen{p['pcie_gen']} switches per node "
             f"each with two GPUs and two {p['nic_gbps']} Gb/s NICs, rail-optimised {p['net']} network" +
-            (" with leaf and spine switches (two-level fat tree)" if nodes > 1 else "") + ". Written by topologies/tools/make_cluster.py.")
+            (" of leaf switches and a full-bisection spine layer (two-level fat tree; the spines are one core node with "
+             "bundled uplinks, i.e. perfect ECMP)" if nodes > 1 else "") + ". Written by topologies/tools/make_cluster.py.")
     return {"schema_version": 1, "name": "", "description": desc, "sources": p["sources"], "nodes": n_, "links": l_}
 
 
@@ -96,13 +95,12 @@ def main():
     ap.add_argument("--preset", choices=sorted(PRESETS), required=True)
     ap.add_argument("--nodes", type=int, default=2)
     ap.add_argument("--leaf-ports", type=int, default=32, help="node-facing ports per rail leaf switch")
-    ap.add_argument("--spines", type=int, default=0, help="spine switches (default: enough for full bisection)")
     ap.add_argument("--name", default=None)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     if a.nodes < 1 or a.leaf_ports < 1:
         ap.error("--nodes and --leaf-ports must be positive")
-    doc = build(a.preset, a.nodes, a.leaf_ports, a.spines)
+    doc = build(a.preset, a.nodes, a.leaf_ports)
     doc["name"] = a.name or a.out.rsplit("/", 1)[-1].removesuffix(".json")
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1 if a.nodes <= 4 else None)
