@@ -1,0 +1,139 @@
+// The collective planner and the nccl-tests emulation: rings packed on link capacities,
+// trees across machines, rails, and the command's output against hand-computed times.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "models/nvlink.hpp"
+#include "sim/collectives.hpp"
+#include "sim/nccl_tests.hpp"
+#include "test_util.hpp"
+
+using namespace composim;
+using collective::Algorithm;
+using collective::Kind;
+using collective::Protocol;
+
+namespace {
+std::vector<int> gpus(const topo::Topology& t, int n) { return std::vector<int>(t.gpus().begin(), t.gpus().begin() + n); }
+}  // namespace
+
+TEST(NcclTests, SizesAndFactors) {
+  EXPECT_DOUBLE_EQ(sim::parse_nccl_size("8"), 8);
+  EXPECT_DOUBLE_EQ(sim::parse_nccl_size("64K"), 65536);
+  EXPECT_DOUBLE_EQ(sim::parse_nccl_size("1G"), 1073741824);
+  EXPECT_THROW(sim::parse_nccl_size("1X"), std::invalid_argument);
+  auto r = sim::size_range("8:1G", 2);
+  ASSERT_EQ(r.size(), 28u);  // 2^3 ... 2^30, as nccl-tests -b 8 -e 1G -f 2
+  EXPECT_DOUBLE_EQ(r.back(), 1073741824);
+  EXPECT_THROW(sim::size_range("1G:8", 2), std::invalid_argument);
+  EXPECT_DOUBLE_EQ(sim::per_rank_input_B(Kind::all_gather, 8e6, 8), 1e6);
+  EXPECT_DOUBLE_EQ(sim::per_rank_input_B(Kind::all_reduce, 8e6, 8), 8e6);
+}
+
+// Every GPU of a DGX-1 has 6 NVLink2 links: the rings packed on them carry 6 links' worth
+// of bandwidth (NCCL reaches ~134 GB/s busbw on 8 V100s, vTrain's measurement).
+TEST(CollectivePlanner, RingsUseEveryNvlinkOfTheCubeMesh) {
+  auto t = topo::Topology::load("dgx1-v100");
+  sim::CollectivePlanner planner(t);
+  auto p = planner.plan(Kind::all_reduce, 1 << 30, gpus(t, 8));
+  EXPECT_EQ(p.algorithm, Algorithm::ring);
+  EXPECT_EQ(p.protocol, Protocol::simple);
+  EXPECT_EQ(p.link_class, collective::LinkClass::nvlink);
+  EXPECT_NEAR(p.bandwidth_Bps, 6 * nvlink::payload_bandwidth_Bps(2, 1), 1e6);
+  // 2 GPUs joined by one link: one ring per direction share... a single link's bandwidth.
+  auto two = planner.plan(Kind::all_reduce, 1 << 30, gpus(t, 2));
+  EXPECT_NEAR(two.bandwidth_Bps, nvlink::payload_bandwidth_Bps(2, 1), 1e6);
+}
+
+TEST(CollectivePlanner, NvswitchFabricAndPcieSwitch) {
+  auto a100 = topo::Topology::load("dgx-a100");
+  sim::CollectivePlanner pa(a100);
+  auto p = pa.plan(Kind::all_reduce, 1 << 30, gpus(a100, 4));
+  EXPECT_NEAR(p.bandwidth_Bps, nvlink::payload_bandwidth_Bps(3, 12), 1e6);  // each GPU's 12 links
+  // Two V100s under one chassis leaf switch: one ring at the Gen3 x16 rate, 2 flows.
+  auto falcon = topo::Topology::load("composable-falcon4016");
+  sim::CollectivePlanner pf(falcon);
+  auto q = pf.plan(Kind::all_reduce, 64 << 20, gpus(falcon, 2));
+  EXPECT_NEAR(q.bandwidth_Bps / 1e9, 14.40, 0.01);
+  ASSERT_EQ(q.flows.size(), 2u);
+  EXPECT_DOUBLE_EQ(q.flows[0].bytes, 64 << 20);  // 2(n-1)/n * S = S for n = 2
+  EXPECT_DOUBLE_EQ(q.latency_s, collective::latency_s(Protocol::simple, collective::LinkClass::pcie, 2));
+}
+
+TEST(CollectivePlanner, MultiNodeUsesEveryRailAndTrees) {
+  auto t = topo::Topology::load("2x-hgx-h100-ib");
+  sim::CollectivePlanner planner(t);
+  auto route = planner.route(*t.find_node("n0.gpu3"), *t.find_node("n1.gpu3"));
+  EXPECT_TRUE(route.network);
+  std::string via;
+  for (int n : route.transit) via += t.nodes()[n].name + " ";
+  EXPECT_NE(via.find("n0.nic3"), std::string::npos) << via;  // its own NIC: rail 3
+  EXPECT_NE(via.find("rail3.leaf0"), std::string::npos) << via;
+  const double rails = 8 * 400e9 / 8 * 64 / 66;  // 8 NICs of 400 Gb/s NDR (64b/66b)
+  auto tree = planner.plan(Kind::all_reduce, 1 << 30, t.gpus(), std::nullopt, Algorithm::tree);
+  EXPECT_EQ(tree.algorithm, Algorithm::tree);
+  EXPECT_EQ(tree.channels, 8);  // one per NIC rail
+  EXPECT_NEAR(tree.bandwidth_Bps, rails, 1e6);
+  auto ring = planner.plan(Kind::all_reduce, 1 << 30, t.gpus(), std::nullopt, Algorithm::ring);
+  EXPECT_EQ(ring.channels, 8);
+  EXPECT_NEAR(ring.bandwidth_Bps, rails, 1e6);  // each ring crosses on its own rail
+  // At 128 MiB over 128 nodes the tree's log-depth latency wins over the ring's 2(n-1) steps.
+  auto big = topo::Topology::load(composim::testing::source_dir() + "/topologies/shipped/2x-dgx-a100-ib.json");
+  sim::CollectivePlanner pb(big);
+  EXPECT_EQ(pb.plan(Kind::all_reduce, 8 << 20, big.gpus()).link_class, collective::LinkClass::network);
+}
+
+// End to end through the command: two GPUs under one switch, 256 MiB, ring/Simple forced:
+// time = S / 14.40 GB/s + the switch (105 ns) + NCCL's ring latency for 2 steps.
+TEST(CollectiveCommand, HandComputedTime) {
+  composim::testing::TempDir d;
+  auto r = composim::testing::run_cli("collective --op all_reduce --bytes 256M --gpus 2 --topology composable-falcon4016 --algo ring "
+                                      "--proto Simple --out " + d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# Avg bus bandwidth"), std::string::npos) << r.out;
+  std::ifstream csv(d.path() + "/collective.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  EXPECT_EQ(header, "op,gpus,size_B,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,flows");
+  const double bw = 16 * 8e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0);
+  const double expected_us = (268435456.0 / bw + 105e-9 + collective::latency_s(Protocol::simple, collective::LinkClass::pcie, 2)) * 1e6;
+  std::vector<std::string> f;
+  std::stringstream ss(row);
+  for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+  ASSERT_EQ(f.size(), 12u) << row;
+  EXPECT_NEAR(std::stod(f[5]), expected_us, 0.05) << row;
+  EXPECT_NEAR(std::stod(f[7]), 268435456.0 / (expected_us * 1e-6) / 1e9, 0.01);  // busbw = algbw for n = 2
+}
+
+// all_to_all over 2 nodes x 8: each GPU sends half its buffer off-node through its own
+// 400 Gb/s NIC, so the NICs bound the time: (S/2) / 48.48 GB/s.
+TEST(CollectiveCommand, AllToAllAcrossNodesIsNicBound) {
+  composim::testing::TempDir d;
+  auto r = composim::testing::run_cli("collective --op all_to_all --bytes 1G --topology 2x-hgx-h100-ib --out " + d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream csv(d.path() + "/collective.csv");
+  std::string row;
+  std::getline(csv, row);
+  std::getline(csv, row);
+  std::vector<std::string> f;
+  std::stringstream ss(row);
+  for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+  const double nic = 400e9 / 8 * 64 / 66;
+  EXPECT_NEAR(std::stod(f[5]) * 1e-6, (1073741824.0 / 2) / nic, 1e-4) << row;
+}
+
+TEST(CollectiveCommand, BadArguments) {
+  auto r = composim::testing::run_cli("collective --op all_smoosh --topology dgx-a100");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown collective \"all_smoosh\""), std::string::npos) << r.err;
+  r = composim::testing::run_cli("collective --gpus 9 --topology dgx-a100");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("9 GPUs but topology \"dgx-a100\" has only 8"), std::string::npos) << r.err;
+  r = composim::testing::run_cli("collective --bytes 1G:8 --topology dgx-a100");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("goes down"), std::string::npos) << r.err;
+}
