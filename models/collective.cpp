@@ -1,5 +1,7 @@
 #include "models/collective.hpp"
 
+#include "models/registry.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -142,11 +144,30 @@ double protocol_efficiency(Protocol p, Kind kind, bool multi_node) {
   return 1.0;
 }
 
+namespace {
+const char* kProto[3] = {"LL", "LL128", "Simple"};
+const char* kAlgo[2] = {"ring", "tree"};
+const char* kClass[3] = {"nvlink", "pcie", "network"};
+
+// The latencies in force (registry defaults or a parameter file), read once.
+struct LatencyTable {
+  double base[2][3], hop[3][2][3];
+  LatencyTable() {
+    for (int a = 0; a < 2; ++a)
+      for (int p = 0; p < 3; ++p) {
+        base[a][p] = param(std::string("collective.base_latency_") + kAlgo[a] + "_" + kProto[p] + "_s");
+        for (int l = 0; l < 3; ++l) hop[l][a][p] = param(std::string("collective.hop_latency_") + kClass[l] + "_" + kAlgo[a] + "_" + kProto[p] + "_s");
+      }
+  }
+};
+}  // namespace
+
 double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a) {
+  static const LatencyTable t;
   const int pi = static_cast<int>(p);
   const int li = static_cast<int>(link_class);
   const int ai = static_cast<int>(a);
-  return (kBaseLat_us[ai][pi] + steps * kHwLat_us[li][ai][pi]) * 1e-6;
+  return t.base[ai][pi] + steps * t.hop[li][ai][pi];
 }
 
 std::string_view to_string(Algorithm a) { return a == Algorithm::ring ? "RING" : "TREE"; }
@@ -163,24 +184,23 @@ double busbw_factor(Kind kind, int n) {
 }
 
 ModelInfo collective_model_info() {
-  return {"collective",
-          "NCCL collectives as ring flows on the topology, plus NCCL's latency model",
-          "flow per rank = ring bytes / wire_efficiency; t = flows' end + base_lat + steps*hop_lat",
-          {{"efficiency_LL_allreduce", "1", 0.25, "LL bandwidth fraction (all-reduce, reduce, multi-node; 1/3 otherwise)",
-            "NCCL tuning.cc (LL busBw scaling)"},
-           {"efficiency_LL128", "1", 0.92, "LL128 bandwidth fraction", "NCCL tuning.cc (LL128 busBw scaling)"},
-           {"base_latency_ring_LL_s", "s", kBaseLat_us[0][0] * 1e-6, "ring base latency, LL", "NCCL tuning.cc baseLat"},
-           {"base_latency_ring_LL128_s", "s", kBaseLat_us[0][1] * 1e-6, "ring base latency, LL128", "NCCL tuning.cc baseLat"},
-           {"base_latency_ring_Simple_s", "s", kBaseLat_us[0][2] * 1e-6, "ring base latency, Simple", "NCCL tuning.cc baseLat"},
-           {"base_latency_tree_LL_s", "s", kBaseLat_us[1][0] * 1e-6, "tree base latency, LL", "NCCL tuning.cc baseLat"},
-           {"hop_latency_nvlink_ring_LL_s", "s", kHwLat_us[0][0][0] * 1e-6, "per-step latency on NVLink, ring LL", "NCCL tuning.cc hwLat"},
-           {"hop_latency_nvlink_ring_Simple_s", "s", kHwLat_us[0][0][2] * 1e-6, "per-step latency on NVLink, ring Simple", "NCCL tuning.cc hwLat"},
-           {"hop_latency_pcie_ring_LL_s", "s", kHwLat_us[1][0][0] * 1e-6, "per-step latency on PCIe, ring LL", "NCCL tuning.cc hwLat"},
-           {"hop_latency_pcie_ring_Simple_s", "s", kHwLat_us[1][0][2] * 1e-6, "per-step latency on PCIe, ring Simple", "NCCL tuning.cc hwLat"},
-           {"hop_latency_network_ring_Simple_s", "s", kHwLat_us[2][0][2] * 1e-6, "per-step latency on the network, ring Simple",
-            "NCCL tuning.cc hwLat"},
-           {"hop_latency_network_tree_Simple_s", "s", kHwLat_us[2][1][2] * 1e-6, "per-step latency on the network, tree Simple",
-            "NCCL tuning.cc hwLat"}}};
+  ModelInfo m{"collective",
+              "NCCL collectives as rings or trees of flows on the topology, plus NCCL's latency model",
+              "flow bytes = schedule bytes / protocol efficiency; t = last flow's end + base + steps * hop",
+              {{"efficiency_LL_allreduce", "1", 0.25, "LL bandwidth fraction (all-reduce, reduce, multi-node; 1/3 otherwise)",
+                "NCCL tuning.cc (LL busBw scaling)"},
+               {"efficiency_LL128", "1", 0.92, "LL128 bandwidth fraction", "NCCL tuning.cc (LL128 busBw scaling)"}}};
+  for (int a = 0; a < 2; ++a)
+    for (int p = 0; p < 3; ++p) {
+      m.params.push_back({std::string("base_latency_") + kAlgo[a] + "_" + kProto[p] + "_s", "s", kBaseLat_us[a][p] * 1e-6,
+                          std::string(kAlgo[a]) + " base latency, " + kProto[p], "NCCL tuning.cc baseLat (2.12-2.18)"});
+    }
+  for (int l = 0; l < 3; ++l)
+    for (int a = 0; a < 2; ++a)
+      for (int p = 0; p < 3; ++p)
+        m.params.push_back({std::string("hop_latency_") + kClass[l] + "_" + kAlgo[a] + "_" + kProto[p] + "_s", "s", kHwLat_us[l][a][p] * 1e-6,
+                            std::string("per-step latency, ") + kClass[l] + ", " + kAlgo[a] + ", " + kProto[p], "NCCL tuning.cc hwLat (2.12-2.18)"});
+  return m;
 }
 
 }  // namespace composim::collective

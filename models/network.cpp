@@ -16,7 +16,9 @@ ModelInfo network_model_info() {
           {{"encoding", "1", kEncoding, "64b/66b line code", "IEEE 802.3 clause 49; IBTA (EDR and later)"},
            {"switch_latency_s", "s", kSwitchLatency_s, "port-to-port latency of a network switch",
             "NVIDIA Quantum QM8700 (HDR) datasheet: 130 ns"},
-           {"link_latency_s", "s", kLinkLatency_s, "latency of a network link", "assumption: PHY plus a few metres"}}};
+           {"link_latency_s", "s", kLinkLatency_s, "latency of a network link", "assumption: PHY plus a few metres"},
+           {"efficiency", "1", 1.0, "achievable fraction of the line rate after encoding (transport overheads)",
+            "identity by default; set by calibration"}}};
 }
 
 }  // namespace composim::network

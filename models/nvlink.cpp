@@ -21,7 +21,7 @@ double link_bandwidth_Bps(int generation, int links) {
   return links * per_link_Bps(generation);
 }
 
-double payload_bandwidth_Bps(int generation, int links) { return link_bandwidth_Bps(generation, links) * kPayloadEfficiency; }
+double payload_bandwidth_Bps(int generation, int links) { return link_bandwidth_Bps(generation, links) * param("nvlink.payload_efficiency"); }
 
 ModelInfo nvlink_model_info() {
   return {"nvlink",

@@ -29,7 +29,8 @@ double link_bandwidth_Bps(int generation, int links);
 
 inline constexpr double kPayloadEfficiency = 376.6 / 450.0;
 
-// What a topology link carries: link_bandwidth_Bps * kPayloadEfficiency.
+// What a topology link carries: link_bandwidth_Bps * payload_efficiency (the parameter in
+// force: kPayloadEfficiency unless a parameter file overrides it).
 double payload_bandwidth_Bps(int generation, int links);
 
 // Assumption (no public figure): 100 ns per NVLink hop and per NVSwitch traversal.

@@ -49,7 +49,9 @@ ModelInfo link_model_info() {
            {"rate_gen3_GTps", "GT/s", 8, "per-lane rate (Gen1 2.5, Gen2 5, Gen4 16, Gen5 32, Gen6 64)",
             "PCI-SIG base specifications"},
            {"encoding_gen3_5", "1", 128.0 / 130.0, "line-code efficiency (8b/10b Gen1-2, FLIT 236/256 Gen6)",
-            "Intel AN 708"}}};
+            "Intel AN 708"},
+           {"efficiency", "1", 1.0, "achievable fraction of the payload bandwidth (DLLP, flow control)",
+            "identity by default; set by calibration (measured pinned copies reach ~0.87)"}}};
 }
 
 ModelInfo switch_model_info() {

@@ -1,7 +1,14 @@
 #include "models/registry.hpp"
 
+#include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
+
+#include "models/error.hpp"
 
 #include "models/collective.hpp"
 #include "models/gpu.hpp"
@@ -19,6 +26,57 @@ const std::vector<ModelInfo>& all_models() {
       network::network_model_info(), collective::collective_model_info(),
   };
   return models;
+}
+
+namespace {
+
+struct ParamStore {
+  std::map<std::string, double> values, overridden;
+  ParamStore() {
+    for (const auto& m : all_models())
+      for (const auto& p : m.params) values[m.name + "." + p.name] = p.value;
+  }
+};
+
+ParamStore& store() {
+  static ParamStore s;
+  return s;
+}
+
+}  // namespace
+
+double param(const std::string& qualified_name) {
+  auto& s = store();
+  auto it = s.values.find(qualified_name);
+  if (it == s.values.end()) throw std::out_of_range("unknown model parameter " + qualified_name);
+  return it->second;
+}
+
+void load_params_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) input_error(path, "", "cannot open the parameter file");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    input_error(path, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("params") || !doc["params"].is_object())
+    input_error(path, "top level", "expected an object with a \"params\" object of \"<model>.<parameter>\": value");
+  auto& s = store();
+  for (auto it = doc["params"].begin(); it != doc["params"].end(); ++it) {
+    if (!s.values.count(it.key()))
+      input_error(path, "params." + it.key(), "unknown model parameter (see `composim list-models`)");
+    if (!it->is_number() || !(it->get<double>() >= 0) || !std::isfinite(it->get<double>()))
+      input_error(path, "params." + it.key(), "expected a number >= 0");
+    s.values[it.key()] = it->get<double>();
+    s.overridden[it.key()] = it->get<double>();
+  }
+}
+
+std::vector<std::pair<std::string, double>> overridden_params() {
+  const auto& o = store().overridden;
+  return {o.begin(), o.end()};
 }
 
 std::string format_models_table(bool markdown) {

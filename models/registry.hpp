@@ -34,6 +34,24 @@ struct ModelInfo {
 // Every registered model, in a stable order.
 const std::vector<ModelInfo>& all_models();
 
+// param()
+//
+// The value in force of a registered parameter, by "<model>.<parameter>" (e.g.
+// "nvlink.payload_efficiency"): the registry's default unless a parameter file overrode it.
+// Throws std::out_of_range for an unknown name.
+double param(const std::string& qualified_name);
+
+// load_params_file()
+//
+// Overrides parameters from a JSON file {"params": {"<model>.<parameter>": value, ...}, ...}
+// (what `composim calibrate` writes; other top-level keys document where the values came
+// from). Must be called before topologies are loaded or anything is simulated. Throws
+// InputError naming the file and the parameter for an unknown name or a negative value.
+void load_params_file(const std::string& path);
+
+// Names and values of the parameters a parameter file changed.
+std::vector<std::pair<std::string, double>> overridden_params();
+
 // format_models_table()
 //
 // The registry as a human-readable text table (what `composim list-models` prints);

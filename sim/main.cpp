@@ -435,6 +435,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--warmup", run.warmup, "exclude the first N steps (default: leading outliers)")->check(CLI::Range(0, 1000000));
   run_cmd->add_option("--p2p", run.p2p, "force GPU peer-to-peer on or off")->check(CLI::IsMember({"on", "off"}));
   run_cmd->add_option("--launch-latency", run.launch_latency, "kernel launch latency, e.g. 2us (default: GPU model)");
+  std::string params_file;
+  run_cmd->add_option("--params", params_file, "model parameter file (e.g. written by `composim calibrate`)");
 
   std::string import_path, import_out;
   auto* import_cmd = app.add_subcommand("import", "import a trace into the workload IR and print its counts");
@@ -447,6 +449,7 @@ int main(int argc, char** argv) {
   topo_cmd->add_option("topology", topo_name, "shipped topology name or JSON file")->required();
   topo_cmd->add_option("--dot", topo_dot, "write GraphViz to this file");
   topo_cmd->add_option("--route", route_ends, "print only the route between two endpoints")->expected(2);
+  topo_cmd->add_option("--params", params_file, "model parameter file");
 
   bool markdown = false;
   auto* models_cmd = app.add_subcommand("list-models", "print the component models and their parameters");
@@ -464,6 +467,7 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--algo", coll.algo, "force the algorithm (default: NCCL-like choice by predicted time)")->check(CLI::IsMember({"ring", "tree"}));
   coll_cmd->add_option("--proto", coll.proto, "force the protocol")->check(CLI::IsMember({"LL", "LL128", "Simple"}));
   coll_cmd->add_option("--out", coll.out, "write collective.csv here");
+  coll_cmd->add_option("--params", params_file, "model parameter file (e.g. written by `composim calibrate`)");
 
   RunArgs bench;
   auto* bench_cmd = app.add_subcommand("bench", "measure replay throughput (operations/s) and peak memory");
@@ -483,6 +487,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (!params_file.empty()) load_params_file(params_file);
     run.placement_given = run_cmd->count("--placement") > 0;
     if (*run_cmd) return cmd_run(run, sg, run_cmd->count("--out") > 0);
     if (*coll_cmd) return cmd_collective(coll, sg, coll_cmd->count("--out") > 0);

@@ -698,3 +698,30 @@ TEST(Cli, OutputIsAllOrNothing) {
   EXPECT_FALSE(std::filesystem::exists(d.path() + "/out/summary.json"));
   EXPECT_FALSE(std::filesystem::exists(d.path() + "/out/iterations.csv"));
 }
+
+// A parameter file overrides registered model parameters; an unknown name is an error.
+TEST(Cli, ParamsFileOverridesModelParameters) {
+  composim::testing::TempDir d;
+  const auto good = d.write("p.json", R"({"fitted_on": "test", "params": {"nvlink.payload_efficiency": 0.9}})");
+  auto base = composim::testing::run_cli("collective --bytes 1G --gpus 2 --topology dgx1-v100 --proto Simple --out " + d.path() + "/a");
+  auto fitted = composim::testing::run_cli("collective --bytes 1G --gpus 2 --topology dgx1-v100 --proto Simple --params " + good +
+                                           " --out " + d.path() + "/b");
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  ASSERT_EQ(fitted.exit_code, 0) << fitted.err;
+  auto busbw = [&](const std::string& dir) {
+    std::ifstream f(dir + "/collective.csv");
+    std::string line;
+    std::getline(f, line);
+    std::getline(f, line);
+    std::vector<std::string> v;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) v.push_back(x);
+    return std::stod(v[7]);
+  };
+  // Bandwidth-bound at 1 GiB: busbw scales with the NVLink efficiency (0.9 / 0.837).
+  EXPECT_NEAR(busbw(d.path() + "/b") / busbw(d.path() + "/a"), 0.9 / (376.6 / 450.0), 0.002);
+  const auto bad = d.write("q.json", R"({"params": {"nvlink.efficency": 0.9}})");
+  auto r = composim::testing::run_cli("collective --bytes 1G --gpus 2 --topology dgx1-v100 --params " + bad);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("params.nvlink.efficency: unknown model parameter"), std::string::npos) << r.err;
+}

@@ -16,6 +16,7 @@
 #include "models/network.hpp"
 #include "models/nvlink.hpp"
 #include "models/pcie.hpp"
+#include "models/registry.hpp"
 
 namespace composim::topo {
 
@@ -217,7 +218,7 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
         l.medium = f.str("medium", std::string("copper"));
         if (l.medium != "copper" && l.medium != "optical") f.fail("\"medium\" must be \"copper\" or \"optical\"");
         const double trx = l.medium == "optical" ? f.num("transceiver_latency_s", pcie::kOpticalTransceiverLatency_s) : 0.0;
-        l.bandwidth_Bps = pcie::link_bandwidth_Bps(l.generation, l.lanes, l.max_payload_B);
+        l.bandwidth_Bps = pcie::link_bandwidth_Bps(l.generation, l.lanes, l.max_payload_B) * param("pcie.link.efficiency");
         l.latency_s = l.length_m * (l.medium == "optical" ? pcie::kOpticalPropagation_s_per_m : pcie::kCopperPropagation_s_per_m) +
                       2.0 * trx;
         break;
@@ -247,7 +248,7 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
       case LinkType::ethernet:
       case LinkType::infiniband:
         l.rate_Gbps = f.num("rate_Gbps", std::nullopt, 1e-9);
-        l.bandwidth_Bps = network::link_bandwidth_Bps(l.rate_Gbps);
+        l.bandwidth_Bps = network::link_bandwidth_Bps(l.rate_Gbps) * param("network.efficiency");
         l.latency_s = f.num("latency_s", network::kLinkLatency_s);
         break;
       case LinkType::cpu_interconnect:
