@@ -27,6 +27,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "models/error.hpp"
 #include "models/registry.hpp"
@@ -35,6 +36,7 @@
 #include "sim/platform.hpp"
 #include "sim/replay.hpp"
 #include "sim/report.hpp"
+#include "sim/validate.hpp"
 #include "topologies/routing.hpp"
 #include "traces/capture/capture_trace.hpp"
 #include "traces/kineto.hpp"
@@ -244,6 +246,64 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   if (out_given) {
     sim::write_files_atomically(a.out, {{"collective.csv", sim::format_csv(o, rows)}});
     std::printf("wrote %s/collective.csv\n", a.out.c_str());
+  }
+  return 0;
+}
+
+struct P2pArgs {
+  std::string topology, p2p, placement, bytes = "64M", out;
+  int gpus = 0;
+};
+
+// p2pBandwidthLatencyTest-style: unidirectional copy bandwidth between every ordered pair.
+int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
+  if (out_given) check_out_dir(a.out);
+  topo::Topology topology = topo::Topology::load(a.topology);
+  if (a.p2p == "off") topology.set_p2p_enabled(false);
+  else if (a.p2p == "on") topology.set_p2p_enabled(true);
+  std::vector<int> gpus;
+  if (!a.placement.empty()) gpus = parse_placement(topology, a.placement);
+  else {
+    const int n = a.gpus > 0 ? a.gpus : static_cast<int>(topology.gpus().size());
+    if (n > static_cast<int>(topology.gpus().size())) input_error(topology.file(), "--gpus", "more GPUs than the topology has");
+    gpus.assign(topology.gpus().begin(), topology.gpus().begin() + n);
+  }
+  double bytes = 0;
+  try {
+    bytes = sim::parse_nccl_size(a.bytes);
+  } catch (const std::invalid_argument& e) {
+    input_error("", "--bytes", e.what());
+  }
+  std::vector<std::pair<int, int>> pairs;
+  for (size_t i = 0; i < gpus.size(); ++i)
+    for (size_t j = 0; j < gpus.size(); ++j)
+      if (i != j) pairs.emplace_back(gpus[i], gpus[j]);
+  start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
+  const auto bw = sim::run_p2p(topology, pairs, bytes);
+  std::printf("Unidirectional P2P=%s Bandwidth Matrix (GB/s), %s copies on %s, simulated by composim\n   D\\D",
+              topology.p2p_enabled() ? "Enabled" : "Disabled", a.bytes.c_str(), topology.name().c_str());
+  for (size_t j = 0; j < gpus.size(); ++j) std::printf("%8zu", j);
+  std::printf("\n");
+  std::string csv = "src_gpu,dst_gpu,src,dst,bandwidth_GBps,route\n";
+  size_t k = 0;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    std::printf("%6zu ", i);
+    for (size_t j = 0; j < gpus.size(); ++j) {
+      if (i == j) {
+        std::printf("%8s", "-");
+        continue;
+      }
+      std::printf("%8.2f", bw[k] / 1e9);
+      const auto r = topo::route(topology, gpus[i], gpus[j]);
+      csv += std::to_string(i) + "," + std::to_string(j) + "," + topology.nodes()[gpus[i]].name + "," + topology.nodes()[gpus[j]].name + "," +
+             std::to_string(bw[k] / 1e9) + "," + (r.nvlink ? "nvlink" : r.network ? "network" : r.staged ? "staged" : "pcie") + "\n";
+      ++k;
+    }
+    std::printf("\n");
+  }
+  if (out_given) {
+    sim::write_files_atomically(a.out, {{"p2p.csv", csv}});
+    std::printf("wrote %s/p2p.csv\n", a.out.c_str());
   }
   return 0;
 }
@@ -469,6 +529,27 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--out", coll.out, "write collective.csv here");
   coll_cmd->add_option("--params", params_file, "model parameter file (e.g. written by `composim calibrate`)");
 
+  P2pArgs p2p;
+  auto* p2p_cmd = app.add_subcommand("p2p", "emulate p2pBandwidthLatencyTest: copy bandwidth between every pair of GPUs");
+  p2p_cmd->add_option("--topology", p2p.topology, "shipped topology name or JSON file")->required();
+  p2p_cmd->add_option("--p2p", p2p.p2p, "force GPU peer-to-peer on or off")->check(CLI::IsMember({"on", "off"}));
+  p2p_cmd->add_option("--gpus", p2p.gpus, "use the first N GPUs")->check(CLI::Range(2, 4096));
+  p2p_cmd->add_option("--placement", p2p.placement, "the GPUs to use, comma-separated");
+  p2p_cmd->add_option("--bytes", p2p.bytes, "bytes per copy (default 64M)");
+  p2p_cmd->add_option("--out", p2p.out, "write p2p.csv here");
+  p2p_cmd->add_option("--params", params_file, "model parameter file");
+
+  sim::ValidateOptions val;
+  val.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  val.data_dir = std::getenv("COMPOSIM_DATA") ? std::getenv("COMPOSIM_DATA") : COMPOSIM_DEFAULT_DATA;
+  auto* val_cmd = app.add_subcommand("validate", "run measured cases and report composim's error against them");
+  val_cmd->add_option("--cases", val.cases, "case files or directories (default: validation/cases)");
+  val_cmd->add_option("--category", val.category, "only this category")->check(CLI::IsMember({"self-replay", "collective", "p2p", "end-to-end"}));
+  val_cmd->add_option("--data", val.data_dir, "folder of the shared measurements and traces (default: ../shared/data, or $COMPOSIM_DATA)");
+  val_cmd->add_option("--out", val.out_dir, "write report.csv, report.json and report.png here");
+  val_cmd->add_option("-j,--jobs", val.jobs, "cases run at once")->check(CLI::Range(1, 256));
+  val_cmd->add_option("--params", val.params_file, "model parameter file to run every case with");
+
   RunArgs bench;
   auto* bench_cmd = app.add_subcommand("bench", "measure replay throughput (operations/s) and peak memory");
   bench_cmd->add_option("--trace", bench.traces, "trace file")->required();
@@ -490,6 +571,15 @@ int main(int argc, char** argv) {
     if (!params_file.empty()) load_params_file(params_file);
     run.placement_given = run_cmd->count("--placement") > 0;
     if (*run_cmd) return cmd_run(run, sg, run_cmd->count("--out") > 0);
+    if (*val_cmd) {
+      if (val_cmd->count("--out") && val.out_dir.empty()) input_error("", "--out", "needs a directory");
+      if (val.cases.empty()) val.cases.push_back(std::string(COMPOSIM_SOURCE_DIR) + "/validation/cases");
+      char self[4096];
+      const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+      val.composim = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
+      return sim::validate(val);
+    }
+    if (*p2p_cmd) return cmd_p2p(p2p, sg, p2p_cmd->count("--out") > 0);
     if (*coll_cmd) return cmd_collective(coll, sg, coll_cmd->count("--out") > 0);
     if (*import_cmd) return cmd_import(import_path, import_out, import_cmd->count("--out") > 0);
     if (*topo_cmd) return cmd_topology(topo_name, topo_dot, route_ends);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <set>
 #include <stdexcept>
 
@@ -123,6 +124,31 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     r.busbw_Bps = r.algbw_Bps * collective::busbw_factor(o.kind, n);
   }
   return run.rows;
+}
+
+std::vector<double> run_p2p(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs, double bytes) {
+  Platform platform(t, pairs);
+  std::vector<double> bw(pairs.size(), 0.0);
+  size_t i = 0;
+  double started = 0;
+  sg4::CommPtr current;
+  std::vector<sg4::CommPtr> done;
+  std::function<void()> next = [&] {
+    if (i >= pairs.size()) return;
+    started = sg4::Engine::get_clock();
+    current = sg4::Comm::sendto_init(platform.host_of(pairs[i].first), platform.host_of(pairs[i].second));
+    current->set_payload_size(static_cast<std::uint64_t>(bytes));
+    current->start();
+  };
+  sg4::Activity::on_completion_cb([&](const sg4::Activity&) {
+    bw[i] = bytes / (sg4::Engine::get_clock() - started);
+    done.push_back(current);
+    ++i;
+    simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock(), [&] { next(); });
+  });
+  simgrid::kernel::timer::Timer::set(0.0, [&] { next(); });
+  sg4::Engine::get_instance()->run();
+  return bw;
 }
 
 std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& rows, const std::string& title) {

@@ -48,6 +48,12 @@ double parse_nccl_size(const std::string& text);
 // min:max stepped by factor (nccl-tests -b -e -f). Throws std::invalid_argument.
 std::vector<double> size_range(const std::string& spec, double factor);
 
+// p2pBandwidthLatencyTest emulation: one `bytes` copy from src to dst GPU at a time (each
+// pair alone, like the CUDA sample), over the topology's route (NVLink, PCIe, or staged
+// through host memory when P2P is off). Returns the bandwidth of each copy, bytes/s.
+// Same one-simulation-per-process rule as run_sweep().
+std::vector<double> run_p2p(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs, double bytes);
+
 // The table nccl-tests prints, and the same rows as CSV.
 std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& rows, const std::string& title);
 std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows);

@@ -1,0 +1,404 @@
+#include "sim/validate.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "models/error.hpp"
+#include "sim/report.hpp"
+
+namespace composim::sim {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Point {
+  std::string label, metric, unit;
+  double key = 0;  // size in bytes for collectives
+  double measured = 0, predicted = NAN, tolerance_pct = 0;
+  bool within() const { return std::isfinite(predicted) && std::abs(error_pct()) <= tolerance_pct; }
+  double error_pct() const { return 100.0 * (predicted - measured) / measured; }
+};
+
+struct Case {
+  std::string file, name, category, description, known_gap, skip_reason, run_error;
+  json doc;
+  std::vector<Point> points;
+  std::string command, work_dir;
+  std::string status;  // pass, fail, skipped, known gap, known gap closed, error
+};
+
+// Fields of a comma-separated line, with double-quoted fields.
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') cur += '"', ++i;
+      else if (c == '"') quoted = false;
+      else cur += c;
+    } else if (c == '"') quoted = true;
+    else if (c == ',') out.push_back(cur), cur.clear();
+    else if (c != '\r') cur += c;
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) input_error(path, "", "cannot open");
+  std::string line;
+  std::getline(in, line);
+  const auto header = csv_fields(line);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    auto f = csv_fields(line);
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < f.size(); ++i) {
+      std::string v = f[i];
+      while (!v.empty() && v.back() == ' ') v.pop_back();
+      while (!v.empty() && v.front() == ' ') v.erase(0, 1);
+      row[header[i]] = v;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+const json& need(const json& obj, const char* key, const Case& c, const std::string& place) {
+  if (!obj.is_object() || !obj.contains(key)) input_error(c.file, place, std::string("missing key \"") + key + "\"");
+  return obj.at(key);
+}
+
+std::string need_str(const json& obj, const char* key, const Case& c, const std::string& place) {
+  const json& v = need(obj, key, c, place);
+  if (!v.is_string()) input_error(c.file, place + "." + key, "expected a string");
+  return v.get<std::string>();
+}
+
+double need_num(const json& obj, const char* key, const Case& c, const std::string& place) {
+  const json& v = need(obj, key, c, place);
+  if (!v.is_number()) input_error(c.file, place + "." + key, "expected a number");
+  return v.get<double>();
+}
+
+// Measured points of a case, from its data file or its inline values. Sets skip_reason
+// when the data file is absent.
+void load_measured(Case& c, const std::string& data) {
+  const json& m = need(c.doc, "measured", c, "top level");
+  const std::string kind = need_str(m, "kind", c, "measured");
+  const json& tol = need(c.doc, "tolerance", c, "top level");
+  auto data_file = [&](const char* key) -> std::string {
+    const std::string rel = need_str(m, key, c, "measured");
+    const std::string path = data + "/" + rel;
+    if (!fs::exists(path)) c.skip_reason = "input missing: " + path;
+    return path;
+  };
+  if (kind == "trace-steps") {
+    const std::string trace = data_file("trace");
+    if (!c.skip_reason.empty()) return;
+    (void)trace;
+    Point p{"median step", "iteration_time", "s", 0, need_num(m, "median_step_s", c, "measured"), NAN, need_num(tol, "pct", c, "tolerance")};
+    c.points.push_back(p);
+  } else if (kind == "nccl-tests-csv" || kind == "vtrain-lut") {
+    const std::string path = data_file("file");
+    if (!c.skip_reason.empty()) return;
+    const double bus_tol = need_num(tol, "busbw_pct", c, "tolerance");
+    const double time_tol = need_num(tol, "time_pct_below_1MiB", c, "tolerance");
+    auto add = [&](double bytes, double time_us, double busbw) {
+      if (bytes >= 1048576)
+        c.points.push_back({std::to_string(static_cast<long long>(bytes)) + " B", "busbw", "GB/s", bytes, busbw, NAN, bus_tol});
+      else
+        c.points.push_back({std::to_string(static_cast<long long>(bytes)) + " B", "time", "us", bytes, time_us, NAN, time_tol});
+    };
+    if (kind == "nccl-tests-csv") {
+      const std::string id = need_str(m, "source_id", c, "measured");
+      for (const auto& r : read_csv(path))
+        if (r.at("source_id") == id && !r.at("time_us").empty()) add(std::stod(r.at("bytes")), std::stod(r.at("time_us")), std::stod(r.at("busbw_GBps")));
+    } else {
+      std::ifstream in(path);
+      std::string line;
+      std::getline(in, line);
+      while (std::getline(in, line)) {
+        auto f = csv_fields(line);
+        if (f.size() < 5) continue;
+        const double b = std::stod(f[0]);
+        const auto bi = static_cast<long long>(b);
+        if ((bi & (bi - 1)) == 0) add(b, std::stod(f[3]) / 1000.0, std::stod(f[4]));
+      }
+    }
+    if (c.points.empty()) input_error(c.file, "measured", "no measured rows found for this source in " + path);
+  } else if (kind == "p2p-csv") {
+    const std::string path = data_file("file");
+    if (!c.skip_reason.empty()) return;
+    const std::string id = need_str(m, "source_id", c, "measured"), test = need_str(m, "test", c, "measured");
+    const double t = need_num(tol, "pct", c, "tolerance");
+    for (const auto& r : read_csv(path))
+      if (r.at("source_id") == id && r.at("test") == test && r.at("src_gpu") != r.at("dst_gpu") && !r.at("value").empty())
+        c.points.push_back({r.at("src_gpu") + "->" + r.at("dst_gpu"), "copy_bandwidth", "GB/s", 0, std::stod(r.at("value")), NAN, t});
+    if (c.points.empty()) input_error(c.file, "measured", "no off-diagonal rows for this source and test in " + path);
+  } else {
+    input_error(c.file, "measured.kind", "unknown kind \"" + kind + "\" (trace-steps, nccl-tests-csv, vtrain-lut, p2p-csv)");
+  }
+}
+
+// The composim command line that produces the case's predictions into c.work_dir.
+void build_command(Case& c, const ValidateOptions& o) {
+  const json& run = need(c.doc, "run", c, "top level");
+  const std::string kind = need_str(run, "kind", c, "run");
+  std::string topo = need_str(run, "topology", c, "run");
+  if (topo.find('/') != std::string::npos && !fs::path(topo).is_absolute()) topo = (fs::path(c.file).parent_path() / topo).string();
+  std::string args;
+  if (run.contains("args")) {
+    if (!run["args"].is_array()) input_error(c.file, "run.args", "expected an array of strings");
+    for (const auto& a : run["args"]) {
+      if (!a.is_string()) input_error(c.file, "run.args", "expected an array of strings");
+      std::string v = a.get<std::string>();
+      // "{data}/..." names a file under the shared data folder; a missing one skips the case.
+      if (v.rfind("{data}/", 0) == 0) {
+        v = o.data_dir + v.substr(6);
+        if (!fs::exists(v)) c.skip_reason = "input missing: " + v;
+      }
+      args += " " + quote(v);
+    }
+  }
+  std::string cmd = quote(o.composim);
+  if (kind == "replay") {
+    cmd += " run --trace " + quote(o.data_dir + "/" + need_str(c.doc["measured"], "trace", c, "measured")) + " --topology " + quote(topo);
+  } else if (kind == "collective") {
+    double lo = INFINITY, hi = 0;
+    for (const auto& p : c.points) lo = std::min(lo, p.key), hi = std::max(hi, p.key);
+    cmd += " collective --op " + quote(need_str(run, "op", c, "run")) + " --bytes " + std::to_string(static_cast<long long>(lo)) + ":" +
+           std::to_string(static_cast<long long>(hi)) + " --step-factor 2 --topology " + quote(topo);
+  } else if (kind == "p2p") {
+    cmd += " p2p --topology " + quote(topo);
+  } else {
+    input_error(c.file, "run.kind", "unknown kind \"" + kind + "\" (replay, collective, p2p)");
+  }
+  if (!o.params_file.empty()) cmd += " --params " + quote(o.params_file);
+  c.command = cmd + args + " --out " + quote(c.work_dir) + " >" + quote(c.work_dir + ".log") + " 2>&1";
+}
+
+void read_predictions(Case& c) {
+  const std::string kind = c.doc["run"]["kind"].get<std::string>();
+  if (kind == "replay") {
+    std::ifstream in(c.work_dir + "/summary.json");
+    json s = json::parse(in);
+    c.points[0].predicted = s.at("predicted_iteration_s").get<double>();
+    // The trace's own measured median must be the one the case states.
+    const double traced = s.at("measured_iteration_s").get<double>();
+    if (std::abs(traced - c.points[0].measured) > 0.005 * c.points[0].measured)
+      c.run_error = "the trace's measured median step is " + std::to_string(traced) + " s, the case states " + std::to_string(c.points[0].measured);
+  } else if (kind == "collective") {
+    std::map<long long, std::map<std::string, std::string>> by_size;
+    for (auto& r : read_csv(c.work_dir + "/collective.csv")) by_size[std::stoll(r.at("size_B"))] = r;
+    for (auto& p : c.points) {
+      auto it = by_size.find(static_cast<long long>(p.key));
+      if (it == by_size.end()) continue;
+      p.predicted = p.metric == "busbw" ? std::stod(it->second.at("busbw_GBps")) : std::stod(it->second.at("time_us"));
+    }
+  } else {
+    std::map<std::string, double> by_pair;
+    for (auto& r : read_csv(c.work_dir + "/p2p.csv")) by_pair[r.at("src_gpu") + "->" + r.at("dst_gpu")] = std::stod(r.at("bandwidth_GBps"));
+    for (auto& p : c.points)
+      if (by_pair.count(p.label)) p.predicted = by_pair[p.label];
+  }
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+}  // namespace
+
+int validate(const ValidateOptions& o) {
+  // Collect case files.
+  std::vector<std::string> files;
+  for (const auto& c : o.cases) {
+    if (fs::is_directory(c)) {
+      std::vector<std::string> in_dir;
+      for (const auto& e : fs::directory_iterator(c))
+        if (e.path().extension() == ".json") in_dir.push_back(e.path().string());
+      std::sort(in_dir.begin(), in_dir.end());
+      files.insert(files.end(), in_dir.begin(), in_dir.end());
+    } else if (fs::exists(c)) {
+      files.push_back(c);
+    } else {
+      input_error(c, "--cases", "no such file or directory");
+    }
+  }
+  const std::string tmp = fs::temp_directory_path() / ("composim-validate-" + std::to_string(getpid()));
+  fs::create_directories(tmp);
+  std::vector<Case> cases;
+  for (const auto& f : files) {
+    Case c;
+    c.file = f;
+    std::ifstream in(f);
+    try {
+      c.doc = json::parse(in);
+    } catch (const json::parse_error& e) {
+      input_error(f, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+    }
+    c.name = need_str(c.doc, "name", c, "top level");
+    c.category = need_str(c.doc, "category", c, "top level");
+    static const std::set<std::string> kCategories = {"self-replay", "collective", "p2p", "end-to-end"};
+    if (!kCategories.count(c.category)) input_error(f, "category", "\"" + c.category + "\" is not self-replay, collective, p2p or end-to-end");
+    need(c.doc, "source", c, "top level");
+    if (c.doc.contains("known_gap")) c.known_gap = c.doc["known_gap"].get<std::string>();
+    if (!o.category.empty() && c.category != o.category) continue;
+    c.work_dir = tmp + "/" + std::to_string(cases.size());
+    load_measured(c, o.data_dir);
+    if (c.skip_reason.empty()) build_command(c, o);
+    if (!c.skip_reason.empty()) c.command.clear();
+    cases.push_back(std::move(c));
+  }
+  if (cases.empty()) input_error("", "--cases", "no case to run" + (o.category.empty() ? std::string() : " in category " + o.category));
+
+  // Run them, `jobs` at a time, each in its own process.
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int j = 0; j < std::max(1, o.jobs); ++j)
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < cases.size(); i = next++) {
+        Case& c = cases[i];
+        if (!c.skip_reason.empty()) continue;
+        const int rc = std::system(c.command.c_str());
+        if (rc != 0) {
+          std::ifstream log(c.work_dir + ".log");
+          std::string line, last;
+          while (std::getline(log, line))
+            if (!line.empty()) last = line;
+          c.run_error = "composim failed: " + last;
+        }
+      }
+    });
+  for (auto& t : pool) t.join();
+
+  // Score.
+  for (auto& c : cases) {
+    if (!c.skip_reason.empty()) {
+      c.status = "skipped";
+      continue;
+    }
+    if (c.run_error.empty()) read_predictions(c);
+    if (!c.run_error.empty()) {
+      c.status = "error";
+      continue;
+    }
+    const bool ok = std::all_of(c.points.begin(), c.points.end(), [](const Point& p) { return p.within(); });
+    c.status = c.known_gap.empty() ? (ok ? "pass" : "fail") : (ok ? "known gap closed" : "known gap");
+  }
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+
+  // Table.
+  std::printf("%-44s %-12s %6s %12s %12s %9s %6s  %s\n", "case", "category", "points", "measured", "predicted", "max err", "tol", "status");
+  for (const auto& c : cases) {
+    if (c.points.empty() || c.status == "skipped" || c.status == "error") {
+      std::printf("%-44s %-12s %6zu %12s %12s %9s %6s  %s%s\n", c.name.c_str(), c.category.c_str(), c.points.size(), "-", "-", "-", "-",
+                  c.status.c_str(), (c.skip_reason.empty() ? (c.run_error.empty() ? "" : ": " + c.run_error) : ": " + c.skip_reason).c_str());
+      continue;
+    }
+    // Representative point: the largest message (collectives), the step, or the mean copy.
+    const Point* rep = &c.points.back();
+    for (const auto& p : c.points)
+      if (p.key >= rep->key) rep = &p;
+    double worst = 0;
+    for (const auto& p : c.points) worst = std::max(worst, std::abs(p.error_pct()));
+    char meas[32], pred[32];
+    std::snprintf(meas, sizeof meas, "%.4g %s", rep->measured, rep->unit.c_str());
+    std::snprintf(pred, sizeof pred, "%.4g %s", rep->predicted, rep->unit.c_str());
+    std::printf("%-44s %-12s %6zu %12s %12s %8.1f%% %5.0f%%  %s\n", c.name.c_str(), c.category.c_str(), c.points.size(), meas, pred, worst,
+                rep->tolerance_pct, c.status.c_str());
+  }
+  // Summary per category over points.
+  std::printf("\n%-12s %6s %6s %8s %8s %8s   %s\n", "category", "cases", "points", "MAPE", "median", "max", "pass / fail / known gap / skipped");
+  std::map<std::string, std::vector<const Case*>> by_cat;
+  for (const auto& c : cases) by_cat[c.category].push_back(&c);
+  json summary = json::object();
+  for (const auto& [cat, list] : by_cat) {
+    std::vector<double> errs;
+    int pass = 0, fail = 0, gap = 0, skip = 0;
+    for (const Case* c : list) {
+      if (c->status == "pass" || c->status == "known gap closed") ++pass;
+      else if (c->status == "fail" || c->status == "error") ++fail;
+      else if (c->status == "known gap") ++gap;
+      else ++skip;
+      if (c->status == "skipped" || c->status == "error") continue;
+      for (const auto& p : c->points)
+        if (std::isfinite(p.predicted)) errs.push_back(std::abs(p.error_pct()));
+    }
+    double mape = 0, mx = 0;
+    for (double e : errs) mape += e, mx = std::max(mx, e);
+    mape = errs.empty() ? 0 : mape / errs.size();
+    std::printf("%-12s %6zu %6zu %7.1f%% %7.1f%% %7.1f%%   %d / %d / %d / %d\n", cat.c_str(), list.size(), errs.size(), mape, median(errs), mx, pass,
+                fail, gap, skip);
+    summary[cat] = {{"cases", list.size()}, {"points", errs.size()}, {"mape_pct", mape}, {"median_abs_error_pct", median(errs)},
+                    {"max_abs_error_pct", mx}, {"pass", pass}, {"fail", fail}, {"known_gap", gap}, {"skipped", skip}};
+  }
+
+  const bool failed = std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.status == "fail" || c.status == "error"; });
+  if (!o.out_dir.empty()) {
+    std::string csv = "case,category,point,metric,unit,measured,predicted,error_pct,tolerance_pct,within,status\n";
+    json report;
+    report["summary"] = summary;
+    report["params_file"] = o.params_file;
+    report["cases"] = json::array();
+    for (const auto& c : cases) {
+      json jc = {{"name", c.name}, {"file", c.file}, {"category", c.category}, {"status", c.status}, {"source", c.doc["source"]}};
+      if (!c.skip_reason.empty()) jc["reason"] = c.skip_reason;
+      if (!c.run_error.empty()) jc["error"] = c.run_error;
+      if (!c.known_gap.empty()) jc["known_gap"] = c.known_gap;
+      json pts = json::array();
+      for (const auto& p : c.points) {
+        if (!std::isfinite(p.predicted)) continue;
+        char line[512];
+        std::snprintf(line, sizeof line, "%s,%s,%s,%s,%s,%.9g,%.9g,%.4f,%.1f,%d,%s\n", c.name.c_str(), c.category.c_str(), p.label.c_str(),
+                      p.metric.c_str(), p.unit.c_str(), p.measured, p.predicted, p.error_pct(), p.tolerance_pct, p.within() ? 1 : 0, c.status.c_str());
+        csv += line;
+        pts.push_back({{"point", p.label}, {"metric", p.metric}, {"unit", p.unit}, {"measured", p.measured}, {"predicted", p.predicted},
+                       {"error_pct", p.error_pct()}, {"tolerance_pct", p.tolerance_pct}});
+      }
+      jc["points"] = std::move(pts);
+      report["cases"].push_back(std::move(jc));
+    }
+    std::map<std::string, std::string> files_out = {{"report.csv", csv}, {"report.json", report.dump(1) + "\n"}};
+    write_files_atomically(o.out_dir, files_out);
+    const std::string script = std::string(COMPOSIM_SOURCE_DIR) + "/plots/validation.py";
+    if (fs::exists(script) && fs::exists("/usr/bin/python3")) {
+      const std::string cmd = "/usr/bin/python3 " + quote(script) + " " + quote(o.out_dir + "/report.csv") + " " + quote(o.out_dir + "/report.png") + " >/dev/null 2>&1";
+      if (std::system(cmd.c_str()) == 0) std::printf("\nwrote %s/report.csv, report.json, report.png\n", o.out_dir.c_str());
+      else std::printf("\nwrote %s/report.csv, report.json (no plot: /usr/bin/python3 with matplotlib is needed)\n", o.out_dir.c_str());
+    } else {
+      std::printf("\nwrote %s/report.csv, report.json\n", o.out_dir.c_str());
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace composim::sim
