@@ -21,7 +21,9 @@ double link_bandwidth_Bps(int generation, int links) {
   return links * per_link_Bps(generation);
 }
 
-double payload_bandwidth_Bps(int generation, int links) { return link_bandwidth_Bps(generation, links) * param("nvlink.payload_efficiency"); }
+double payload_bandwidth_Bps(int generation, int links) {
+  return link_bandwidth_Bps(generation, links) * param("nvlink.payload_efficiency_gen" + std::to_string(generation));
+}
 
 ModelInfo nvlink_model_info() {
   return {"nvlink",
@@ -31,8 +33,11 @@ ModelInfo nvlink_model_info() {
            {"per_link_gen3_Bps", "B/s", 25e9, "NVLink3 (A100) per link, one direction", "NVIDIA Ampere whitepaper"},
            {"per_link_gen4_Bps", "B/s", 25e9, "NVLink4 (H100) per link, one direction", "NVIDIA Hopper whitepaper"},
            {"per_link_gen5_Bps", "B/s", 50e9, "NVLink5 (Blackwell) per link, one direction", "NVIDIA Blackwell whitepaper"},
-           {"payload_efficiency", "1", kPayloadEfficiency, "achievable payload fraction of the signalling rate",
-            "measured: H100 SXM P2P writes 376.6 of 450 GB/s (NVIDIA/nccl #1264)"},
+           {"payload_efficiency_gen1", "1", kPayloadEfficiency, "achievable payload fraction, NVLink1", "measured on NVLink4 (H100 SXM P2P writes 376.6 of 450 GB/s, NVIDIA/nccl #1264); no per-generation measurement"},
+           {"payload_efficiency_gen2", "1", kPayloadEfficiency, "achievable payload fraction, NVLink2", "as gen1"},
+           {"payload_efficiency_gen3", "1", kPayloadEfficiency, "achievable payload fraction, NVLink3", "as gen1"},
+           {"payload_efficiency_gen4", "1", kPayloadEfficiency, "achievable payload fraction, NVLink4", "measured: H100 SXM P2P writes 376.6 of 450 GB/s (NVIDIA/nccl #1264)"},
+           {"payload_efficiency_gen5", "1", kPayloadEfficiency, "achievable payload fraction, NVLink5", "as gen1"},
            {"link_latency_s", "s", kLinkLatency_s, "latency of one NVLink hop", "assumption: no public figure"},
            {"nvswitch_latency_s", "s", kNvSwitchLatency_s, "latency through an NVSwitch", "assumption: no public figure"}}};
 }

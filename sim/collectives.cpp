@@ -373,6 +373,8 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.channels = static_cast<int>(s.rings.size());
     p.bandwidth_Bps = s.ring_bw;
     p.latency_s = collective::latency_s(p.protocol, s.link_class, sched.steps, Algorithm::ring);
+    p.bottleneck_bytes = sched.bytes_per_rank / eff;
+    p.steps = sched.steps;
   } else {
     int depth = 0;
     for (const auto& t : s.trees) {
@@ -386,6 +388,8 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.channels = static_cast<int>(s.trees.size());
     p.bandwidth_Bps = s.tree_bw;
     p.latency_s = collective::latency_s(p.protocol, s.link_class, 2 * depth, Algorithm::tree);
+    p.bottleneck_bytes = in_bytes / eff;
+    p.steps = 2 * depth;
   }
   for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});
   return p;

@@ -48,6 +48,8 @@ struct CollectivePlan {
   double latency_s = 0;      // added after the last flow
   double bandwidth_Bps = 0;  // algorithm bandwidth of the structure (sum over channels)
   double estimated_s = 0;    // the tuner's prediction, before contention
+  double bottleneck_bytes = 0;  // bytes the busiest link carries per unit of bandwidth (for calibration)
+  int steps = 0;             // steps of the latency term
   std::vector<Flow> flows;
 };
 

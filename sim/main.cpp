@@ -36,6 +36,7 @@
 #include "sim/platform.hpp"
 #include "sim/replay.hpp"
 #include "sim/report.hpp"
+#include "sim/calibrate.hpp"
 #include "sim/validate.hpp"
 #include "topologies/routing.hpp"
 #include "traces/capture/capture_trace.hpp"
@@ -550,6 +551,15 @@ int main(int argc, char** argv) {
   val_cmd->add_option("-j,--jobs", val.jobs, "cases run at once")->check(CLI::Range(1, 256));
   val_cmd->add_option("--params", val.params_file, "model parameter file to run every case with");
 
+  sim::CalibrateOptions cal;
+  cal.data_dir = val.data_dir;
+  auto* cal_cmd = app.add_subcommand("calibrate", "fit link efficiencies and NCCL step latencies to measured collective sweeps");
+  cal_cmd->add_option("--fit", cal.fit_cases, "collective case files to fit")->required();
+  cal_cmd->add_option("--holdout", cal.holdout_cases, "case files held out whole (default: every k-th point of each fitted case)");
+  cal_cmd->add_option("--holdout-every", cal.holdout_every, "hold out every k-th point by size when no --holdout cases")->check(CLI::Range(2, 100));
+  cal_cmd->add_option("--data", cal.data_dir, "folder of the shared measurements");
+  cal_cmd->add_option("--out", cal.out_file, "parameter file to write")->required();
+
   RunArgs bench;
   auto* bench_cmd = app.add_subcommand("bench", "measure replay throughput (operations/s) and peak memory");
   bench_cmd->add_option("--trace", bench.traces, "trace file")->required();
@@ -578,6 +588,12 @@ int main(int argc, char** argv) {
       const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
       val.composim = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
       return sim::validate(val);
+    }
+    if (*cal_cmd) {
+      char self[4096];
+      const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+      cal.composim = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
+      return sim::calibrate(cal);
     }
     if (*p2p_cmd) return cmd_p2p(p2p, sg, p2p_cmd->count("--out") > 0);
     if (*coll_cmd) return cmd_collective(coll, sg, coll_cmd->count("--out") > 0);

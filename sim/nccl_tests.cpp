@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <set>
@@ -112,6 +113,11 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     row.protocol = p.protocol;
     row.channels = p.channels;
     row.flows = p.flows.size();
+    row.link_class = p.link_class;
+    row.steps = p.steps;
+    row.bandwidth_Bps = p.bandwidth_Bps;
+    row.bottleneck_bytes = p.bottleneck_bytes;
+    row.latency_s = p.latency_s;
     run.rows.push_back(row);
     run.plans.push_back(std::move(p));
   }
@@ -172,13 +178,18 @@ std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& row
 }
 
 std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows) {
-  std::string out = "op,gpus,size_B,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,flows\n";
-  char line[256];
+  std::string out = "op,gpus,size_B,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,flows,link_class,steps,"
+                    "model_bandwidth_GBps,model_bottleneck_bytes,model_latency_us\n";
+  char line[512];
   for (const auto& r : rows) {
     std::snprintf(line, sizeof line, "%s,%zu,%.0f,%.0f,float,%.6g,%.6g,%.6g,%s,%s,%d,%zu\n", std::string(collective::to_string(o.kind)).c_str(),
                   o.gpus.size(), r.size_B, r.count, r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9,
                   o.kind == Kind::all_to_all ? "P2P" : std::string(collective::to_string(r.algorithm)).c_str(), std::string(collective::to_string(r.protocol)).c_str(), r.channels,
                   r.flows);
+    out.append(line, strlen(line) - 1);
+    static const char* kClass[3] = {"nvlink", "pcie", "network"};
+    std::snprintf(line, sizeof line, ",%s,%d,%.9g,%.9g,%.9g\n", kClass[static_cast<int>(r.link_class)], r.steps, r.bandwidth_Bps / 1e9,
+                  r.bottleneck_bytes, r.latency_s * 1e6);
     out += line;
   }
   return out;

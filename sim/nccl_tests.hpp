@@ -32,6 +32,9 @@ struct SweepRow {
   collective::Protocol protocol = collective::Protocol::simple;
   int channels = 0;
   std::size_t flows = 0;
+  collective::LinkClass link_class = collective::LinkClass::pcie;
+  int steps = 0;
+  double bandwidth_Bps = 0, bottleneck_bytes = 0, latency_s = 0;  // the plan's model terms
 };
 
 // Runs the sweep. Must be called once per process, with the SimGrid engine created and

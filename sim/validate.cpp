@@ -16,7 +16,11 @@
 #include <thread>
 
 #include "models/error.hpp"
+#include "sim/calibrate.hpp"
 #include "sim/report.hpp"
+#include "topologies/topology.hpp"
+
+#include <Eigen/Dense>
 
 namespace composim::sim {
 
@@ -28,6 +32,7 @@ namespace {
 struct Point {
   std::string label, metric, unit;
   double key = 0;  // size in bytes for collectives
+  double time_us = 0;  // measured time of a collective point (for calibration)
   double measured = 0, predicted = NAN, tolerance_pct = 0;
   bool within() const { return std::isfinite(predicted) && std::abs(error_pct()) <= tolerance_pct; }
   double error_pct() const { return 100.0 * (predicted - measured) / measured; }
@@ -121,7 +126,7 @@ void load_measured(Case& c, const std::string& data) {
     const std::string trace = data_file("trace");
     if (!c.skip_reason.empty()) return;
     (void)trace;
-    Point p{"median step", "iteration_time", "s", 0, need_num(m, "median_step_s", c, "measured"), NAN, need_num(tol, "pct", c, "tolerance")};
+    Point p{"median step", "iteration_time", "s", 0, 0, need_num(m, "median_step_s", c, "measured"), NAN, need_num(tol, "pct", c, "tolerance")};
     c.points.push_back(p);
   } else if (kind == "nccl-tests-csv" || kind == "vtrain-lut") {
     const std::string path = data_file("file");
@@ -130,9 +135,9 @@ void load_measured(Case& c, const std::string& data) {
     const double time_tol = need_num(tol, "time_pct_below_1MiB", c, "tolerance");
     auto add = [&](double bytes, double time_us, double busbw) {
       if (bytes >= 1048576)
-        c.points.push_back({std::to_string(static_cast<long long>(bytes)) + " B", "busbw", "GB/s", bytes, busbw, NAN, bus_tol});
+        c.points.push_back({std::to_string(static_cast<long long>(bytes)) + " B", "busbw", "GB/s", bytes, time_us, busbw, NAN, bus_tol});
       else
-        c.points.push_back({std::to_string(static_cast<long long>(bytes)) + " B", "time", "us", bytes, time_us, NAN, time_tol});
+        c.points.push_back({std::to_string(static_cast<long long>(bytes)) + " B", "time", "us", bytes, time_us, time_us, NAN, time_tol});
     };
     if (kind == "nccl-tests-csv") {
       const std::string id = need_str(m, "source_id", c, "measured");
@@ -158,7 +163,7 @@ void load_measured(Case& c, const std::string& data) {
     const double t = need_num(tol, "pct", c, "tolerance");
     for (const auto& r : read_csv(path))
       if (r.at("source_id") == id && r.at("test") == test && r.at("src_gpu") != r.at("dst_gpu") && !r.at("value").empty())
-        c.points.push_back({r.at("src_gpu") + "->" + r.at("dst_gpu"), "copy_bandwidth", "GB/s", 0, std::stod(r.at("value")), NAN, t});
+        c.points.push_back({r.at("src_gpu") + "->" + r.at("dst_gpu"), "copy_bandwidth", "GB/s", 0, 0, std::stod(r.at("value")), NAN, t});
     if (c.points.empty()) input_error(c.file, "measured", "no off-diagonal rows for this source and test in " + path);
   } else {
     input_error(c.file, "measured.kind", "unknown kind \"" + kind + "\" (trace-steps, nccl-tests-csv, vtrain-lut, p2p-csv)");
@@ -399,6 +404,217 @@ int validate(const ValidateOptions& o) {
     }
   }
   return failed ? 1 : 0;
+}
+
+namespace {
+
+struct CalRow {
+  size_t case_index;
+  double size_B, measured_time_s;
+  bool holdout;
+  std::string eff_param, hop_param;
+  double base_s, steps, x_s;  // x_s = bytes * f0 / B: the bandwidth term divided by 1/f
+};
+
+Case load_case_file(const std::string& file, const std::string& data) {
+  Case c;
+  c.file = file;
+  std::ifstream in(file);
+  if (!in) input_error(file, "", "cannot open");
+  try {
+    c.doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    input_error(file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+  }
+  c.name = need_str(c.doc, "name", c, "top level");
+  c.category = need_str(c.doc, "category", c, "top level");
+  if (c.category != "collective" || need_str(need(c.doc, "run", c, "top level"), "kind", c, "run") != "collective")
+    input_error(file, "run.kind", "calibration uses collective sweeps only");
+  load_measured(c, data);
+  if (!c.skip_reason.empty()) input_error(file, "measured", c.skip_reason);
+  return c;
+}
+
+// Runs the case's sweep (with `params` if given) and returns its CSV rows by size.
+std::map<long long, std::map<std::string, std::string>> run_case(Case& c, const CalibrateOptions& o, const std::string& params,
+                                                                  const std::string& dir) {
+  ValidateOptions vo;
+  vo.composim = o.composim;
+  vo.data_dir = o.data_dir;
+  vo.params_file = params;
+  c.work_dir = dir;
+  build_command(c, vo);
+  if (std::system(c.command.c_str()) != 0) input_error(c.file, "run", "composim collective failed; see " + dir + ".log");
+  std::map<long long, std::map<std::string, std::string>> by_size;
+  for (auto& r : read_csv(dir + "/collective.csv")) by_size[std::stoll(r.at("size_B"))] = r;
+  return by_size;
+}
+
+std::string efficiency_param(const Case& c, const std::string& link_class) {
+  if (link_class == "pcie") return "pcie.link.efficiency";
+  if (link_class == "network") return "network.efficiency";
+  std::string topo = c.doc["run"]["topology"].get<std::string>();
+  if (topo.find('/') != std::string::npos && !fs::path(topo).is_absolute()) topo = (fs::path(c.file).parent_path() / topo).string();
+  const auto t = topo::Topology::load(topo);
+  for (const auto& l : t.links())
+    if (l.type == topo::LinkType::nvlink) return "nvlink.payload_efficiency_gen" + std::to_string(l.generation);
+  return "nvlink.payload_efficiency_gen3";
+}
+
+// Relative error of each point (busbw at >= 1 MiB, time below), from a run's rows.
+std::vector<double> point_errors(const Case& c, const std::map<long long, std::map<std::string, std::string>>& rows) {
+  std::vector<double> e;
+  for (const auto& p : c.points) {
+    auto it = rows.find(static_cast<long long>(p.key));
+    if (it == rows.end()) {
+      e.push_back(NAN);
+      continue;
+    }
+    const double pred = p.metric == "busbw" ? std::stod(it->second.at("busbw_GBps")) : std::stod(it->second.at("time_us"));
+    e.push_back(100.0 * (pred - p.measured) / p.measured);
+  }
+  return e;
+}
+
+}  // namespace
+
+int calibrate(const CalibrateOptions& o) {
+  std::vector<Case> cases;
+  for (const auto& f : o.fit_cases) cases.push_back(load_case_file(f, o.data_dir));
+  const size_t n_fit_cases = cases.size();
+  for (const auto& f : o.holdout_cases) cases.push_back(load_case_file(f, o.data_dir));
+  if (cases.empty()) input_error("", "--fit", "no case given");
+  const std::string tmp = fs::temp_directory_path() / ("composim-calibrate-" + std::to_string(getpid()));
+  fs::create_directories(tmp);
+
+  // 1. The model's terms at every measured point, with the parameters in force.
+  std::vector<CalRow> rows;
+  std::vector<std::map<long long, std::map<std::string, std::string>>> before(cases.size());
+  std::vector<std::vector<bool>> held(cases.size());
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    Case& c = cases[ci];
+    std::sort(c.points.begin(), c.points.end(), [](const Point& a, const Point& b) { return a.key < b.key; });
+    before[ci] = run_case(c, o, "", tmp + "/before" + std::to_string(ci));
+    held[ci].assign(c.points.size(), ci >= n_fit_cases);
+    for (size_t k = 0; k < c.points.size(); ++k) {
+      const Point& p = c.points[k];
+      if (o.holdout_cases.empty() && o.holdout_every > 0 && k % o.holdout_every == o.holdout_every - 1) held[ci][k] = true;
+      auto it = before[ci].find(static_cast<long long>(p.key));
+      if (it == before[ci].end()) continue;
+      const auto& r = it->second;
+      std::string algo = r.at("algorithm"), proto = r.at("protocol");
+      std::transform(algo.begin(), algo.end(), algo.begin(), [](unsigned char ch) { return std::tolower(ch); });
+      CalRow row;
+      row.case_index = ci;
+      row.size_B = p.key;
+      row.measured_time_s = p.time_us * 1e-6;
+      row.holdout = held[ci][k];
+      row.eff_param = efficiency_param(c, r.at("link_class"));
+      row.hop_param = "collective.hop_latency_" + r.at("link_class") + "_" + algo + "_" + proto + "_s";
+      row.base_s = param("collective.base_latency_" + algo + "_" + proto + "_s");
+      row.steps = std::stod(r.at("steps"));
+      row.x_s = std::stod(r.at("model_bottleneck_bytes")) * param(row.eff_param) / (std::stod(r.at("model_bandwidth_GBps")) * 1e9);
+      if (row.measured_time_s > 0) rows.push_back(row);
+    }
+  }
+
+  // 2. Least squares on the fitted points, hop latencies kept >= 0.
+  std::vector<std::string> names;
+  std::map<std::string, int> col;
+  for (const auto& r : rows)
+    if (!r.holdout)
+      for (const auto& nm : {r.eff_param, r.hop_param})
+        if (!col.count(nm)) col[nm] = static_cast<int>(names.size()), names.push_back(nm);
+  std::set<int> pinned;  // columns fixed at 0
+  Eigen::VectorXd solution;
+  for (int iter = 0; iter < 16; ++iter) {
+    std::vector<const CalRow*> fit;
+    for (const auto& r : rows)
+      if (!r.holdout) fit.push_back(&r);
+    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(fit.size()), static_cast<Eigen::Index>(names.size()));
+    Eigen::VectorXd b(static_cast<Eigen::Index>(fit.size()));
+    for (size_t i = 0; i < fit.size(); ++i) {
+      const CalRow& r = *fit[i];
+      const double w = 1.0 / r.measured_time_s;
+      A(static_cast<Eigen::Index>(i), col[r.eff_param]) = r.x_s * w;
+      if (!pinned.count(col[r.hop_param])) A(static_cast<Eigen::Index>(i), col[r.hop_param]) = r.steps * w;
+      b(static_cast<Eigen::Index>(i)) = (r.measured_time_s - r.base_s) * w;
+    }
+    solution = A.colPivHouseholderQr().solve(b);
+    int worst = -1;
+    for (size_t j = 0; j < names.size(); ++j)
+      if (names[j].find("hop_latency") != std::string::npos && !pinned.count(static_cast<int>(j)) && solution(static_cast<Eigen::Index>(j)) < 0 &&
+          (worst < 0 || solution(static_cast<Eigen::Index>(j)) < solution(worst)))
+        worst = static_cast<int>(j);
+    if (worst < 0) break;
+    pinned.insert(worst);
+  }
+  json params = json::object();
+  std::printf("%-48s %12s %12s\n", "parameter", "in force", "fitted");
+  for (size_t j = 0; j < names.size(); ++j) {
+    double v = pinned.count(static_cast<int>(j)) ? 0.0 : solution(static_cast<Eigen::Index>(j));
+    if (names[j].find("efficiency") != std::string::npos) {
+      if (!(v > 0)) input_error("", "calibrate", "the fit gives a non-positive inverse efficiency for " + names[j] + ": the data cannot identify it");
+      v = 1.0 / v;
+    }
+    params[names[j]] = v;
+    std::printf("%-48s %12.6g %12.6g\n", names[j].c_str(), param(names[j]), v);
+  }
+
+  // 3. Re-run everything with the fitted parameters; errors before and after.
+  json doc;
+  doc["generated_by"] = "composim calibrate";
+  doc["params"] = params;
+  doc["method"] = "linear least squares on relative time residuals; hop latencies >= 0; base latencies stay NCCL's";
+  json fitted_on = json::array(), held_out = json::array();
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    json entry = {{"case", cases[ci].name}, {"measured", cases[ci].doc["measured"]}};
+    (ci < n_fit_cases ? fitted_on : held_out).push_back(entry);
+  }
+  doc["fitted_on"] = fitted_on;
+  if (!held_out.empty()) doc["held_out_cases"] = held_out;
+  else doc["held_out_points"] = "every " + std::to_string(o.holdout_every) + "th point of each case, by size";
+  const std::string params_tmp = tmp + "/params.json";
+  std::ofstream(params_tmp) << doc.dump(1) << "\n";
+  std::vector<double> fb, fa, hb, ha;
+  std::printf("\n%-34s %22s %22s\n", "case", "fitted points |err|", "held-out points |err|");
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    auto after = run_case(cases[ci], o, params_tmp, tmp + "/after" + std::to_string(ci));
+    const auto eb = point_errors(cases[ci], before[ci]), ea = point_errors(cases[ci], after);
+    std::vector<double> cfb, cfa, chb, cha;
+    for (size_t k = 0; k < eb.size(); ++k) {
+      if (!std::isfinite(eb[k]) || !std::isfinite(ea[k])) continue;
+      (held[ci][k] ? chb : cfb).push_back(std::abs(eb[k]));
+      (held[ci][k] ? cha : cfa).push_back(std::abs(ea[k]));
+    }
+    auto mean = [](const std::vector<double>& v) {
+      double t = 0;
+      for (double x : v) t += x;
+      return v.empty() ? NAN : t / v.size();
+    };
+    std::printf("%-34s %9.1f%% -> %6.1f%%   %9.1f%% -> %6.1f%%\n", cases[ci].name.c_str(), mean(cfb), mean(cfa), mean(chb), mean(cha));
+    fb.insert(fb.end(), cfb.begin(), cfb.end());
+    fa.insert(fa.end(), cfa.begin(), cfa.end());
+    hb.insert(hb.end(), chb.begin(), chb.end());
+    ha.insert(ha.end(), cha.begin(), cha.end());
+  }
+  auto stats = [](const std::vector<double>& v) {
+    double t = 0, mx = 0;
+    for (double x : v) t += x, mx = std::max(mx, x);
+    return json{{"points", v.size()}, {"mape_pct", v.empty() ? 0.0 : t / v.size()}, {"max_abs_error_pct", mx}};
+  };
+  doc["residuals"] = {{"fitted_before", stats(fb)}, {"fitted_after", stats(fa)}, {"held_out_before", stats(hb)}, {"held_out_after", stats(ha)}};
+  std::printf("\n%-34s %9.1f%% -> %6.1f%%   %9.1f%% -> %6.1f%%   (mean |error|; max %.1f%% -> %.1f%% held out)\n", "all",
+              doc["residuals"]["fitted_before"]["mape_pct"].get<double>(), doc["residuals"]["fitted_after"]["mape_pct"].get<double>(),
+              doc["residuals"]["held_out_before"]["mape_pct"].get<double>(), doc["residuals"]["held_out_after"]["mape_pct"].get<double>(),
+              doc["residuals"]["held_out_before"]["max_abs_error_pct"].get<double>(), doc["residuals"]["held_out_after"]["max_abs_error_pct"].get<double>());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  const std::string text = doc.dump(1) + "\n";
+  write_files_atomically(fs::path(o.out_file).parent_path().empty() ? "." : fs::path(o.out_file).parent_path().string(),
+                         {{fs::path(o.out_file).filename().string(), text}});
+  std::printf("wrote %s\n", o.out_file.c_str());
+  return 0;
 }
 
 }  // namespace composim::sim

@@ -702,7 +702,7 @@ TEST(Cli, OutputIsAllOrNothing) {
 // A parameter file overrides registered model parameters; an unknown name is an error.
 TEST(Cli, ParamsFileOverridesModelParameters) {
   composim::testing::TempDir d;
-  const auto good = d.write("p.json", R"({"fitted_on": "test", "params": {"nvlink.payload_efficiency": 0.9}})");
+  const auto good = d.write("p.json", R"({"fitted_on": "test", "params": {"nvlink.payload_efficiency_gen2": 0.9}})");
   auto base = composim::testing::run_cli("collective --bytes 1G --gpus 2 --topology dgx1-v100 --proto Simple --out " + d.path() + "/a");
   auto fitted = composim::testing::run_cli("collective --bytes 1G --gpus 2 --topology dgx1-v100 --proto Simple --params " + good +
                                            " --out " + d.path() + "/b");
@@ -724,4 +724,50 @@ TEST(Cli, ParamsFileOverridesModelParameters) {
   auto r = composim::testing::run_cli("collective --bytes 1G --gpus 2 --topology dgx1-v100 --params " + bad);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("params.nvlink.efficency: unknown model parameter"), std::string::npos) << r.err;
+}
+
+// validate: a case whose input is missing is reported as skipped, never passed; a case
+// outside its tolerance fails the run; report files are written.
+TEST(Cli, ValidateSkipsMissingInputsAndFailsOutOfTolerance) {
+  composim::testing::TempDir d;
+  const std::string cases = composim::testing::source_dir() + "/validation/cases";
+  auto r = composim::testing::run_cli("validate --cases " + cases + "/replay-hta-ns-v100.json --data " + d.path() + "/nowhere");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("skipped: input missing"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 / 0 / 0 / 1"), std::string::npos) << r.out;  // pass / fail / known gap / skipped
+  COMPOSIM_REQUIRE_SHARED_DATA();
+  // The 2-GPU vTrain case passes at 10%; the same case at 0.5% tolerance fails the run.
+  auto doc = nlohmann::json::parse(std::ifstream(cases + "/vtrain-v100-2gpu-allreduce.json"));
+  doc["tolerance"]["busbw_pct"] = 0.5;
+  doc["name"] = "tight";
+  const auto tight = d.write("tight.json", doc.dump());
+  r = composim::testing::run_cli("validate --cases " + cases + "/vtrain-v100-2gpu-allreduce.json " + tight + " --data " +
+                                 composim::testing::shared_data() + " --out " + d.path() + "/report");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("vtrain-v100-2gpu-allreduce"), std::string::npos);
+  EXPECT_NE(r.out.find("tight"), std::string::npos);
+  EXPECT_NE(r.out.find("fail"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(d.path() + "/report/report.csv"));
+  auto report = nlohmann::json::parse(std::ifstream(d.path() + "/report/report.json"));
+  EXPECT_EQ(report["summary"]["collective"]["cases"], 2);
+  EXPECT_EQ(report["summary"]["collective"]["fail"], 1);
+  EXPECT_EQ(report["summary"]["collective"]["pass"], 1);
+}
+
+// calibrate: fitting the V100 2, 4 and 8-GPU sweeps recovers an NVLink2 efficiency near the
+// ~0.90 these V100s reach, and lowers the error on the held-out 3-GPU sweep.
+TEST(Cli, CalibrateFitsAndImprovesHeldOutPoints) {
+  COMPOSIM_REQUIRE_SHARED_DATA();
+  composim::testing::TempDir d;
+  const std::string c = composim::testing::source_dir() + "/validation/cases/";
+  auto r = composim::testing::run_cli("calibrate --data " + composim::testing::shared_data() + " --fit " + c + "vtrain-v100-2gpu-allreduce.json " +
+                                      c + "vtrain-v100-4gpu-allreduce.json " + c + "vtrain-v100-8gpu-allreduce.json --holdout " + c +
+                                      "vtrain-v100-3gpu-allreduce.json --out " + d.path() + "/fit.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto fit = nlohmann::json::parse(std::ifstream(d.path() + "/fit.json"));
+  const double eff = fit["params"]["nvlink.payload_efficiency_gen2"];
+  EXPECT_GT(eff, 0.85);
+  EXPECT_LT(eff, 0.93);
+  EXPECT_LT(fit["residuals"]["held_out_after"]["mape_pct"].get<double>(), fit["residuals"]["held_out_before"]["mape_pct"].get<double>());
+  EXPECT_EQ(fit["fitted_on"].size(), 3u);
 }

@@ -1,0 +1,34 @@
+// File: sim/calibrate.hpp
+//
+// `composim calibrate`: fits model parameters to measured collective sweeps by least
+// squares (Eigen), and checks the fit on points it did not see.
+//
+// For every measured point i of the given collective cases, composim's own plan gives the
+// terms of its model: t_i = base(a,p) + steps_i * hop(c,a,p) + bytes_i / (B_i * f_g / f0_g),
+// where B_i is the plan's bandwidth with the link efficiency f0_g in force, bytes_i the
+// bytes on its bottleneck, c the link class, a the algorithm, p the protocol, and g the
+// efficiency parameter behind the bottleneck (NVLink of a generation, PCIe, network). With
+// u_g = 1/f_g this is linear in the unknowns (u_g, hop(c,a,p)); rows are divided by t_i so
+// relative errors are minimised. Hop latencies are kept >= 0 (an active set: a negative one
+// is fixed at 0 and the rest refitted). base(a,p) stays NCCL's.
+//
+// Held-out check: every `holdout_every`-th point of each case (by size) is left out of the
+// fit, or whole cases with --holdout; both the fitted and the held-out points are then
+// re-run with the fitted parameters and their errors reported before and after.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace composim::sim {
+
+struct CalibrateOptions {
+  std::vector<std::string> fit_cases;      // case files (collective category)
+  std::vector<std::string> holdout_cases;  // whole cases held out (optional)
+  int holdout_every = 3;                   // when no holdout cases: every k-th point held out
+  std::string data_dir, out_file, composim;
+};
+
+int calibrate(const CalibrateOptions& o);
+
+}  // namespace composim::sim
