@@ -25,14 +25,14 @@ def main(report, out):
     colours = {"self-replay": "tab:green", "collective": "tab:blue", "p2p": "tab:orange", "end-to-end": "tab:red"}
     for cat in sorted({r["category"] for r in rows}):
         pts = [(float(r["measured"]), float(r["predicted"])) for r in rows if r["category"] == cat]
-        ax.scatter([m for m, _ in pts], [p for _, p in pts], s=14, alpha=0.7, label=f"{cat} ({len(pts)} points)",
-                   color=colours.get(cat, "tab:gray"))
+        ax.scatter([m for m, _ in pts], [p for _, p in pts], s=16, alpha=0.75, label=f"{cat} ({len(pts)} points)",
+                   color=colours.get(cat, "tab:gray"), zorder=3)
     lo = min(min(float(r["measured"]), float(r["predicted"])) for r in rows)
     hi = max(max(float(r["measured"]), float(r["predicted"])) for r in rows)
     lo, hi = max(lo * 0.7, 1e-12), hi * 1.4
     xs = [lo, hi]
-    ax.plot(xs, xs, "k-", lw=0.8, label="predicted = measured")
-    ax.fill_between(xs, [x * 0.9 for x in xs], [x * 1.1 for x in xs], color="0.85", label="+-10%")
+    ax.plot(xs, xs, "k-", lw=0.8, label="predicted = measured", zorder=2)
+    ax.fill_between(xs, [x * 0.9 for x in xs], [x * 1.1 for x in xs], color="0.85", label="+-10%", zorder=1)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
