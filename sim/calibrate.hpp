@@ -8,9 +8,10 @@
 // where B_i is the plan's bandwidth with the link efficiency f0_g in force, bytes_i the
 // bytes on its bottleneck, c the link class, a the algorithm, p the protocol, and g the
 // efficiency parameter behind the bottleneck (NVLink of a generation, PCIe, network). With
-// u_g = 1/f_g this is linear in the unknowns (u_g, hop(c,a,p)); rows are divided by t_i so
-// relative errors are minimised. Hop latencies are kept >= 0 (an active set: a negative one
-// is fixed at 0 and the rest refitted). base(a,p) stays NCCL's.
+// u_g = 1/f_g this is linear in the unknowns (u_g, hop(c,a,p), base(a,p)); rows are divided by t_i so
+// relative errors are minimised; base(a,p) (the per-collective latency) is fitted too.
+// Latencies are kept >= 0 (an active set: a negative one is fixed at 0 and the rest
+// refitted). Base and hop are told apart by cases with different GPU counts.
 //
 // Held-out check: every `holdout_every`-th point of each case (by size) is left out of the
 // fit, or whole cases with --holdout; both the fitted and the held-out points are then

@@ -412,7 +412,7 @@ struct CalRow {
   size_t case_index;
   double size_B, measured_time_s;
   bool holdout;
-  std::string eff_param, hop_param;
+  std::string eff_param, hop_param, base_param;
   double base_s, steps, x_s;  // x_s = bytes * f0 / B: the bandwidth term divided by 1/f
 };
 
@@ -511,7 +511,8 @@ int calibrate(const CalibrateOptions& o) {
       row.holdout = held[ci][k];
       row.eff_param = efficiency_param(c, r.at("link_class"));
       row.hop_param = "collective.hop_latency_" + r.at("link_class") + "_" + algo + "_" + proto + "_s";
-      row.base_s = param("collective.base_latency_" + algo + "_" + proto + "_s");
+      row.base_param = "collective.base_latency_" + algo + "_" + proto + "_s";
+      row.base_s = param(row.base_param);
       row.steps = std::stod(r.at("steps"));
       row.x_s = std::stod(r.at("model_bottleneck_bytes")) * param(row.eff_param) / (std::stod(r.at("model_bandwidth_GBps")) * 1e9);
       if (row.measured_time_s > 0) rows.push_back(row);
@@ -523,7 +524,7 @@ int calibrate(const CalibrateOptions& o) {
   std::map<std::string, int> col;
   for (const auto& r : rows)
     if (!r.holdout)
-      for (const auto& nm : {r.eff_param, r.hop_param})
+      for (const auto& nm : {r.eff_param, r.hop_param, r.base_param})
         if (!col.count(nm)) col[nm] = static_cast<int>(names.size()), names.push_back(nm);
   std::set<int> pinned;  // columns fixed at 0
   Eigen::VectorXd solution;
@@ -538,12 +539,13 @@ int calibrate(const CalibrateOptions& o) {
       const double w = 1.0 / r.measured_time_s;
       A(static_cast<Eigen::Index>(i), col[r.eff_param]) = r.x_s * w;
       if (!pinned.count(col[r.hop_param])) A(static_cast<Eigen::Index>(i), col[r.hop_param]) = r.steps * w;
-      b(static_cast<Eigen::Index>(i)) = (r.measured_time_s - r.base_s) * w;
+      if (!pinned.count(col[r.base_param])) A(static_cast<Eigen::Index>(i), col[r.base_param]) = w;
+      b(static_cast<Eigen::Index>(i)) = r.measured_time_s * w;
     }
     solution = A.colPivHouseholderQr().solve(b);
     int worst = -1;
     for (size_t j = 0; j < names.size(); ++j)
-      if (names[j].find("hop_latency") != std::string::npos && !pinned.count(static_cast<int>(j)) && solution(static_cast<Eigen::Index>(j)) < 0 &&
+      if (names[j].find("latency") != std::string::npos && !pinned.count(static_cast<int>(j)) && solution(static_cast<Eigen::Index>(j)) < 0 &&
           (worst < 0 || solution(static_cast<Eigen::Index>(j)) < solution(worst)))
         worst = static_cast<int>(j);
     if (worst < 0) break;
@@ -565,7 +567,7 @@ int calibrate(const CalibrateOptions& o) {
   json doc;
   doc["generated_by"] = "composim calibrate";
   doc["params"] = params;
-  doc["method"] = "linear least squares on relative time residuals; hop latencies >= 0; base latencies stay NCCL's";
+  doc["method"] = "linear least squares on relative time residuals; latencies >= 0 (active set)";
   json fitted_on = json::array(), held_out = json::array();
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     json entry = {{"case", cases[ci].name}, {"measured", cases[ci].doc["measured"]}};
