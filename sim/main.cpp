@@ -49,6 +49,18 @@ using namespace composim;
 
 constexpr const char* kVersion = "0.1.0";
 
+std::string g_compose;  // --compose of the subcommand being run
+std::vector<std::pair<std::string, std::vector<std::string>>> parse_compose(const std::string& text);
+
+// Loads a topology and applies --compose and --p2p.
+topo::Topology load_topology(const std::string& name, const std::string& p2p) {
+  topo::Topology t = topo::Topology::load(name);
+  if (!g_compose.empty()) t.set_composition(parse_compose(g_compose), "--compose");
+  if (p2p == "off") t.set_p2p_enabled(false);
+  else if (p2p == "on") t.set_p2p_enabled(true);
+  return t;
+}
+
 struct RunArgs {
   std::vector<std::string> traces;
   std::string topology;
@@ -61,6 +73,43 @@ struct RunArgs {
   bool placement_given = false;
 };
 
+// "host0=gpu0-3,host1=gpu4-7,gpu9": hosts and the devices attached to them; "gpu0-3" is
+// gpu0, gpu1, gpu2, gpu3 (a name prefix and a numeric range).
+std::vector<std::pair<std::string, std::vector<std::string>>> parse_compose(const std::string& text) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> spec;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    while (!item.empty() && item.front() == ' ') item.erase(0, 1);
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (item.empty()) continue;
+    std::string dev = item;
+    if (auto eq = item.find('='); eq != std::string::npos) {
+      spec.emplace_back(item.substr(0, eq), std::vector<std::string>{});
+      dev = item.substr(eq + 1);
+    }
+    if (spec.empty()) input_error("", "--compose", "expected host=devices, e.g. host0=gpu0-3,host1=gpu4-7");
+    const auto dash = dev.find('-');
+    const auto digits = dev.find_first_of("0123456789");
+    if (dash != std::string::npos && digits != std::string::npos && digits < dash) {
+      const std::string prefix = dev.substr(0, digits);
+      int lo = 0, hi = -1;
+      try {
+        lo = std::stoi(dev.substr(digits, dash - digits));
+        hi = std::stoi(dev.substr(dash + 1));
+      } catch (...) {
+        input_error("", "--compose", "cannot read the range \"" + dev + "\"");
+      }
+      if (hi < lo || hi - lo > 100000) input_error("", "--compose", "cannot read the range \"" + dev + "\"");
+      for (int k = lo; k <= hi; ++k) spec.back().second.push_back(prefix + std::to_string(k));
+    } else {
+      spec.back().second.push_back(dev);
+    }
+  }
+  if (spec.empty()) input_error("", "--compose", "expected host=devices, e.g. host0=gpu0-3,host1=gpu4-7");
+  return spec;
+}
+
 std::vector<int> parse_placement(const topo::Topology& t, const std::string& text) {
   std::vector<int> out;
   std::stringstream ss(text);
@@ -68,6 +117,12 @@ std::vector<int> parse_placement(const topo::Topology& t, const std::string& tex
   while (std::getline(ss, item, ',')) {
     while (!item.empty() && item.front() == ' ') item.erase(0, 1);
     while (!item.empty() && item.back() == ' ') item.pop_back();
+    // "host0:gpu3": the rank runs on host0, which must own gpu3.
+    std::string host;
+    if (auto colon = item.find(':'); colon != std::string::npos) {
+      host = item.substr(0, colon);
+      item = item.substr(colon + 1);
+    }
     auto n = t.find_node(item);
     if (!n) {
       // Accept bare indices into the GPU list.
@@ -80,6 +135,13 @@ std::vector<int> parse_placement(const topo::Topology& t, const std::string& tex
     }
     if (!n || t.nodes()[*n].type != topo::NodeType::gpu)
       input_error("", "--placement", "\"" + item + "\" is not a GPU of topology \"" + t.name() + "\"");
+    if (!host.empty()) {
+      auto h = t.find_node(host);
+      if (!h || t.nodes()[*h].type != topo::NodeType::host) input_error("", "--placement", "\"" + host + "\" is not a host of topology \"" + t.name() + "\"");
+      if (t.host_of(*n) != *h)
+        input_error("", "--placement", "rank " + std::to_string(out.size()) + " runs on " + host + " but " + item + " is attached to " +
+                                           t.nodes()[t.host_of(*n)].name + (t.attached(*n) ? "" : " (it is not in the composition)"));
+    }
     out.push_back(*n);
   }
   return out;
@@ -142,9 +204,7 @@ void check_out_dir(const std::string& dir) {
 
 int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   if (out_given) check_out_dir(a.out);
-  topo::Topology topology = topo::Topology::load(a.topology);
-  if (a.p2p == "off") topology.set_p2p_enabled(false);
-  else if (a.p2p == "on") topology.set_p2p_enabled(true);
+  topo::Topology topology = load_topology(a.topology, a.p2p);
   auto workloads = load_traces(a.traces);
   sim::ReplayOptions opt;
   opt.ranks = a.ranks;
@@ -209,9 +269,7 @@ struct CollectiveArgs {
 
 int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   if (out_given) check_out_dir(a.out);
-  topo::Topology topology = topo::Topology::load(a.topology);
-  if (a.p2p == "off") topology.set_p2p_enabled(false);
-  else if (a.p2p == "on") topology.set_p2p_enabled(true);
+  topo::Topology topology = load_topology(a.topology, a.p2p);
   sim::SweepOptions o;
   o.kind = collective::parse_kind(a.op);
   if (o.kind == collective::Kind::unknown)
@@ -224,11 +282,12 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   if (!a.placement.empty()) {
     o.gpus = parse_placement(topology, a.placement);
   } else {
-    const int n = a.gpus > 0 ? a.gpus : static_cast<int>(topology.gpus().size());
-    if (n > static_cast<int>(topology.gpus().size()))
+    const auto attached = topology.attached_gpus();
+    const int n = a.gpus > 0 ? a.gpus : static_cast<int>(attached.size());
+    if (n > static_cast<int>(attached.size()))
       input_error(topology.file(), "--gpus", std::to_string(n) + " GPUs but topology \"" + topology.name() + "\" has only " +
-                                                 std::to_string(topology.gpus().size()));
-    o.gpus.assign(topology.gpus().begin(), topology.gpus().begin() + n);
+                                                 std::to_string(attached.size()) + (topology.composed() ? " attached" : ""));
+    o.gpus.assign(attached.begin(), attached.begin() + n);
   }
   if (o.gpus.size() < 2) input_error("", "--gpus", "a collective needs at least 2 GPUs");
   if (!a.algo.empty()) o.algorithm = a.algo == "tree" ? collective::Algorithm::tree : collective::Algorithm::ring;
@@ -259,9 +318,7 @@ struct P2pArgs {
 // p2pBandwidthLatencyTest-style: unidirectional copy bandwidth between every ordered pair.
 int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   if (out_given) check_out_dir(a.out);
-  topo::Topology topology = topo::Topology::load(a.topology);
-  if (a.p2p == "off") topology.set_p2p_enabled(false);
-  else if (a.p2p == "on") topology.set_p2p_enabled(true);
+  topo::Topology topology = load_topology(a.topology, a.p2p);
   std::vector<int> gpus;
   if (!a.placement.empty()) gpus = parse_placement(topology, a.placement);
   else {
@@ -344,7 +401,7 @@ int cmd_import(const std::string& path, const std::string& out, bool out_given) 
 }
 
 int cmd_topology(const std::string& name, const std::string& dot, const std::vector<std::string>& route_ends) {
-  topo::Topology t = topo::Topology::load(name);
+  topo::Topology t = load_topology(name, "");
   auto write_dot = [&] {
     if (dot.empty()) return;
     make_parent_dirs(dot);
@@ -375,7 +432,7 @@ int cmd_topology(const std::string& name, const std::string& dot, const std::vec
   std::vector<std::pair<int, int>> pairs;
   const auto& g = t.gpus();
   for (size_t i = 0; i < g.size(); ++i) {
-    pairs.emplace_back(g[i], t.nearest_host(g[i]));
+    pairs.emplace_back(g[i], t.host_of(g[i]));
     for (size_t j = 0; j < g.size(); ++j)
       if (i != j) pairs.emplace_back(g[i], g[j]);
   }
@@ -498,6 +555,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--launch-latency", run.launch_latency, "kernel launch latency, e.g. 2us (default: GPU model)");
   std::string params_file;
   run_cmd->add_option("--params", params_file, "model parameter file (e.g. written by `composim calibrate`)");
+  run_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
 
   std::string import_path, import_out;
   auto* import_cmd = app.add_subcommand("import", "import a trace into the workload IR and print its counts");
@@ -511,6 +569,7 @@ int main(int argc, char** argv) {
   topo_cmd->add_option("--dot", topo_dot, "write GraphViz to this file");
   topo_cmd->add_option("--route", route_ends, "print only the route between two endpoints")->expected(2);
   topo_cmd->add_option("--params", params_file, "model parameter file");
+  topo_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
 
   bool markdown = false;
   auto* models_cmd = app.add_subcommand("list-models", "print the component models and their parameters");
@@ -529,6 +588,7 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--proto", coll.proto, "force the protocol")->check(CLI::IsMember({"LL", "LL128", "Simple"}));
   coll_cmd->add_option("--out", coll.out, "write collective.csv here");
   coll_cmd->add_option("--params", params_file, "model parameter file (e.g. written by `composim calibrate`)");
+  coll_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
 
   P2pArgs p2p;
   auto* p2p_cmd = app.add_subcommand("p2p", "emulate p2pBandwidthLatencyTest: copy bandwidth between every pair of GPUs");
@@ -539,6 +599,7 @@ int main(int argc, char** argv) {
   p2p_cmd->add_option("--bytes", p2p.bytes, "bytes per copy (default 64M)");
   p2p_cmd->add_option("--out", p2p.out, "write p2p.csv here");
   p2p_cmd->add_option("--params", params_file, "model parameter file");
+  p2p_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts");
 
   sim::ValidateOptions val;
   val.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -236,7 +236,7 @@ int Replay::rank_count() const { return impl_->nranks; }
 void Replay::Impl::setup() {
   if (workloads.empty()) input_error("", "--trace", "no trace given");
   replicated = workloads.size() == 1;
-  const auto& gpus = topo.gpus();
+  const auto gpus = topo.attached_gpus();
   if (replicated) {
     nranks = opt.ranks > 0 ? opt.ranks : std::max(1, workloads[0].world_size);
     if (opt.placement.empty() && nranks > static_cast<int>(gpus.size()))
@@ -266,15 +266,17 @@ void Replay::Impl::setup() {
   if (opt.placement.empty()) {
     if (nranks > static_cast<int>(gpus.size()))
       input_error(topo.file(), "", std::to_string(nranks) + " ranks but topology \"" + topo.name() + "\" has only " +
-                                       std::to_string(gpus.size()) + " GPUs (use --ranks N to replay fewer ranks)");
+                                       std::to_string(gpus.size()) + (topo.composed() ? " attached" : "") + " GPUs (use --ranks N to replay fewer ranks)");
     rank_gpu.assign(gpus.begin(), gpus.begin() + nranks);
   } else {
     if (static_cast<int>(opt.placement.size()) != nranks)
       input_error("", "--placement", "gives " + std::to_string(opt.placement.size()) + " GPUs for " + std::to_string(nranks) + " ranks");
     rank_gpu = opt.placement;
     std::set<int> seen;
-    for (int g : rank_gpu)
+    for (int g : rank_gpu) {
       if (!seen.insert(g).second) input_error("", "--placement", "GPU \"" + topo.nodes()[g].name + "\" is given twice");
+      if (!topo.attached(g)) input_error("", "--placement", "GPU \"" + topo.nodes()[g].name + "\" is not attached to any host in the composition");
+    }
   }
   const double launch_latency = opt.launch_latency_s >= 0 ? opt.launch_latency_s : gpu::kLaunchLatency_s;
   for (const auto& w : workloads) graphs.push_back(build_graph(w, launch_latency));
@@ -418,7 +420,7 @@ void Replay::Impl::start_copy(int rank, std::int32_t node) {
   const Workload& w = workloads[rank_workload[rank]];
   const auto& op = w.gpu_ops[node - g.gpu_base];
   const int gpu_node = rank_gpu[rank];
-  const int host_node = topo.nearest_host(gpu_node);
+  const int host_node = topo.host_of(gpu_node);
   sg4::Host* src = platform->host_of(op.copy == trace::CopyKind::htod ? host_node : gpu_node);
   sg4::Host* dst = platform->host_of(op.copy == trace::CopyKind::htod ? gpu_node : host_node);
   auto comm = sg4::Comm::sendto_init(src, dst);
@@ -508,7 +510,7 @@ ReplayResult Replay::run() {
   // the routes the run needs: each GPU with its host, and every planned flow.
   std::set<std::pair<int, int>> needed;
   for (int a : m.rank_gpu) {
-    const int h = m.topo.nearest_host(a);
+    const int h = m.topo.host_of(a);
     needed.emplace(a, h);
     needed.emplace(h, a);
   }

@@ -771,3 +771,25 @@ TEST(Cli, CalibrateFitsAndImprovesHeldOutPoints) {
   EXPECT_LT(fit["residuals"]["held_out_after"]["mape_pct"].get<double>(), fit["residuals"]["held_out_before"]["mape_pct"].get<double>());
   EXPECT_EQ(fit["fitted_on"].size(), 3u);
 }
+
+// --compose: ranks on GPUs attached to two hosts replay slower than on one switch; a rank on
+// a GPU its host does not own is an error naming both.
+TEST(Cli, ComposeAcrossHosts) {
+  const std::string ex = composim::testing::source_dir() + "/examples/traces/";
+  const std::string traces = "--trace " + ex + "ddp2_rank0.json --trace " + ex + "ddp2_rank1.json --topology composable-falcon4016 ";
+  auto one = composim::testing::run_cli("run " + traces + "--compose host0=gpu0-7 --placement host0:gpu0,host0:gpu1");
+  auto two = composim::testing::run_cli("run " + traces + "--compose host0=gpu0-3,host1=gpu4-7 --placement host0:gpu0,host1:gpu4");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  auto predicted = [](const std::string& out) {
+    const auto at = out.find("summary: predicted ");
+    return std::stod(out.substr(at + 19));
+  };
+  EXPECT_GT(predicted(two.out), predicted(one.out));  // all-reduces cross 100 GbE instead of one switch
+  auto bad = composim::testing::run_cli("run " + traces + "--compose host0=gpu0-3,host1=gpu4-7 --placement host0:gpu0,host0:gpu5");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("rank 1 runs on host0 but gpu5 is attached to host1"), std::string::npos) << bad.err;
+  bad = composim::testing::run_cli("run " + traces + "--compose host0=gpu0-3,host1=gpu3-7");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("\"gpu3\" is attached to two hosts: host0 and host1"), std::string::npos) << bad.err;
+}

@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "models/error.hpp"
+#include "test_util.hpp"
 #include "topologies/routing.hpp"
 
 using namespace composim;
@@ -84,4 +89,37 @@ TEST(Routing, P2pOffDisablesNvlinkToo) {
   EXPECT_FALSE(r.nvlink);
   EXPECT_TRUE(r.staged);
   EXPECT_EQ(path(t, r), "gpu0>sw0>cpu0>sw0>gpu1");
+}
+
+// Composition: GPUs of one chassis attached to two hosts. Copies go to the owning host;
+// GPUs of different hosts talk host to host (or through the chassis if it allows it).
+TEST(Routing, CompositionDecidesHostAndCrossHostPath) {
+  auto t = topo::Topology::load("composable-falcon4016");
+  t.set_composition({{"host0", {"gpu0", "gpu1"}}, {"host1", {"gpu4", "gpu12"}}}, "test");
+  EXPECT_EQ(t.nodes()[t.host_of(node(t, "gpu4"))].name, "host1");  // nearest would be host0
+  EXPECT_EQ(t.attached_gpus().size(), 4u);
+  EXPECT_FALSE(t.attached(node(t, "gpu2")));
+  auto same = topo::route(t, node(t, "gpu0"), node(t, "gpu1"));
+  EXPECT_EQ(path(t, same), "gpu0>leaf0>gpu1");
+  auto cross = topo::route(t, node(t, "gpu0"), node(t, "gpu4"));
+  EXPECT_TRUE(cross.network);
+  EXPECT_EQ(path(t, cross), "gpu0>leaf0>chassis_sw0>host0>host0.nic>eth0>host1.nic>host1>chassis_sw1>chassis_sw0>leaf1>gpu4");
+  EXPECT_NEAR(cross.bottleneck_Bps, 100e9 / 8 * 64 / 66, 1e3);  // the hosts' 100 GbE
+  // A device attached twice is an error naming both hosts.
+  try {
+    t.set_composition({{"host0", {"gpu0"}}, {"host1", {"gpu0"}}}, "--compose");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"gpu0\" is attached to two hosts: host0 and host1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Routing, ChassisWithFabricP2pAcrossHosts) {
+  auto doc = nlohmann::json::parse(std::ifstream(composim::testing::source_dir() + "/topologies/shipped/composable-falcon4016.json"));
+  doc["fabric_p2p_across_hosts"] = true;
+  doc["composition"] = {{"host0", {"gpu0"}}, {"host1", {"gpu12"}}};
+  auto t = topo::Topology::parse(doc, "falcon-fabric.json");
+  auto r = topo::route(t, node(t, "gpu0"), node(t, "gpu12"));
+  EXPECT_FALSE(r.network);
+  EXPECT_EQ(path(t, r), "gpu0>leaf0>chassis_sw0>chassis_sw1>leaf3>gpu12");  // never through a host
 }

@@ -10,17 +10,20 @@
 namespace composim::topo {
 namespace {
 
-enum class Class { nvlink, pcie, network };
+enum class Class { nvlink, pcie, network, fabric };
 std::vector<Hop> bfs(const Topology& t, int src, int dst, enum Class c);
 
 bool link_in_class(LinkType t, Class c) {
   if (c == Class::nvlink) return t == LinkType::nvlink;
+  if (c == Class::fabric) return t == LinkType::pcie || t == LinkType::optical;
   if (c == Class::network) return t == LinkType::ethernet || t == LinkType::infiniband || t == LinkType::optical;
   return t == LinkType::pcie || t == LinkType::optical || t == LinkType::cpu_interconnect;
 }
 
 bool transit_in_class(NodeType t, Class c) {
   if (c == Class::nvlink) return t == NodeType::nvswitch;
+  // A composable chassis' own switches, never a host's root complex.
+  if (c == Class::fabric) return t == NodeType::pcie_switch || t == NodeType::retimer || t == NodeType::optical_transceiver;
   if (c == Class::network) return t == NodeType::network_switch || t == NodeType::optical_transceiver || t == NodeType::retimer;
   return t == NodeType::pcie_switch || t == NodeType::host || t == NodeType::retimer ||
          t == NodeType::optical_transceiver;
@@ -176,6 +179,48 @@ Route route(const Topology& t, int src, int dst) {
       return r;
     }
   }
+  if (gpu_pair && t.composed() && t.host_of(src) != t.host_of(dst)) {
+    // GPUs attached to different hosts of a composable system.
+    if (t.fabric_p2p_across_hosts() && t.p2p_enabled() && nodes[src].p2p && nodes[dst].p2p) {
+      auto path = bfs(t, src, dst, Class::fabric);
+      if (path.empty()) no_route(t, src, dst, "the chassis allows P2P across hosts but no switch path joins them");
+      append(t, r, path);
+      finish(t, r);
+      return r;
+    }
+    // Host to host: up to the owner's memory, out of its NIC, over the network, down.
+    const int ha = t.host_of(src), hb = t.host_of(dst);
+    auto nic_of_host = [&](int h) {
+      int best = -1;
+      size_t hops = SIZE_MAX;
+      for (int nic : t.nics()) {
+        if (t.composed() && t.attached(nic) && t.host_of(nic) != h) continue;
+        auto p = bfs(t, h, nic, Class::pcie);
+        if (!p.empty() && p.size() < hops) hops = p.size(), best = nic;
+      }
+      return best;
+    };
+    const int na = nic_of_host(ha), nb = nic_of_host(hb);
+    auto net = na >= 0 && nb >= 0 ? bfs(t, na, nb, Class::network) : std::vector<Hop>{};
+    if (net.empty())
+      no_route(t, src, dst, "they are attached to different hosts (" + nodes[ha].name + ", " + nodes[hb].name +
+                                "), the chassis does not allow P2P across hosts (fabric_p2p_across_hosts) and the hosts share no network");
+    auto s1 = bfs(t, src, ha, Class::pcie), s2 = bfs(t, ha, na, Class::pcie), s3 = bfs(t, nb, hb, Class::pcie), s4 = bfs(t, hb, dst, Class::pcie);
+    append(t, r, s1);
+    r.transit.push_back(ha);
+    append(t, r, s2);
+    r.transit.push_back(na);
+    append(t, r, net);
+    r.transit.push_back(nb);
+    append(t, r, s3);
+    r.transit.push_back(hb);
+    append(t, r, s4);
+    r.memory_hosts = {ha, hb};
+    r.staged = true;
+    r.network = true;
+    finish(t, r);
+    return r;
+  }
   if (gpu_pair && t.machine_of(src) != t.machine_of(dst)) {
     // Across machines: GPU -> nearest NIC (GPUDirect RDMA) -> network -> NIC -> GPU.
     const int a = nearest_nic(t, src), b = nearest_nic(t, dst);
@@ -207,7 +252,7 @@ Route route(const Topology& t, int src, int dst) {
     }
     if (hosts_crossed > 1) blocked = true;
     if (blocked) {
-      const int h = t.nearest_host(src);
+      const int h = t.host_of(src);
       auto up = bfs(t, src, h, Class::pcie);
       auto down = bfs(t, h, dst, Class::pcie);
       if (up.empty() || down.empty()) no_route(t, src, dst, "P2P is not possible and there is no staging path through host memory");

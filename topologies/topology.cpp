@@ -296,8 +296,10 @@ Topology Topology::parse(const json& doc, const std::string& file) {
   if (version != 1) top.fail("schema_version " + std::to_string(version) + " is not supported (expected 1)");
   t.name_ = top.str("name");
   t.p2p_ = top.boolean("p2p", true);
+  t.fabric_p2p_across_hosts_ = top.boolean("fabric_p2p_across_hosts", false);
   const json& nodes = top.raw("nodes");
   const json& links = top.raw("links");
+  const json* composition = top.has("composition") ? &top.raw("composition") : nullptr;
   top.check_unknown();
   if (!nodes.is_array() || nodes.empty()) top.fail("\"nodes\" must be a non-empty array");
   if (!links.is_array()) top.fail("\"links\" must be an array");
@@ -318,7 +320,57 @@ Topology Topology::parse(const json& doc, const std::string& file) {
     t.links_.push_back(std::move(l));
   }
   t.finish(file);
+  if (composition) {
+    if (!composition->is_object()) input_error(file, "composition", "expected an object of host name -> list of device names");
+    std::vector<std::pair<std::string, std::vector<std::string>>> spec;
+    for (auto it = composition->begin(); it != composition->end(); ++it) {
+      if (!it->is_array()) input_error(file, "composition." + it.key(), "expected a list of device names");
+      std::vector<std::string> devices;
+      for (const auto& d : *it) {
+        if (!d.is_string()) input_error(file, "composition." + it.key(), "expected a list of device names");
+        devices.push_back(d.get<std::string>());
+      }
+      spec.emplace_back(it.key(), devices);
+    }
+    t.set_composition(spec, file + ": composition");
+  }
   return t;
+}
+
+int Topology::host_of(int device) const {
+  auto it = owner_.find(device);
+  return it != owner_.end() ? it->second : nearest_host_.at(device);
+}
+
+std::vector<int> Topology::attached_gpus() const {
+  if (owner_.empty()) return gpus_;
+  std::vector<int> out;
+  for (int d : composition_order_)
+    if (nodes_[d].type == NodeType::gpu) out.push_back(d);
+  return out;
+}
+
+void Topology::set_composition(const std::vector<std::pair<std::string, std::vector<std::string>>>& spec, const std::string& place) {
+  std::map<int, int> owner;
+  std::vector<int> order;
+  for (const auto& [host_name, devices] : spec) {
+    auto h = find_node(host_name);
+    if (!h || nodes_[*h].type != NodeType::host) input_error("", place, "\"" + host_name + "\" is not a host of topology \"" + name_ + "\"");
+    for (const auto& dev : devices) {
+      auto d = find_node(dev);
+      if (!d) input_error("", place, "unknown device \"" + dev + "\" attached to " + host_name);
+      if (nodes_[*d].type != NodeType::gpu && nodes_[*d].type != NodeType::nic)
+        input_error("", place, "\"" + dev + "\" is a " + std::string(to_string(nodes_[*d].type)) + "; only GPUs and NICs are attached");
+      if (auto prev = owner.find(*d); prev != owner.end())
+        input_error("", place, "\"" + dev + "\" is attached to two hosts: " + nodes_[prev->second].name + " and " + host_name);
+      if (machine_of(*d) != machine_of(*h))
+        input_error("", place, "\"" + dev + "\" cannot be attached to " + host_name + ": no PCIe path between them");
+      owner[*d] = *h;
+      order.push_back(*d);
+    }
+  }
+  owner_ = std::move(owner);
+  composition_order_ = std::move(order);
 }
 
 void Topology::finish(const std::string& file) {

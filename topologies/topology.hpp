@@ -13,6 +13,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 #include <nlohmann/json_fwd.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +78,26 @@ class Topology {
   std::optional<int> find_node(std::string_view name) const;
   // The host nearest to node `n` over PCIe (fewest hops); -1 if none.
   int nearest_host(int n) const;
+
+  // Composition: which pooled devices (GPUs, NICs) are attached to which host, as a
+  // composable system's management server sets it. Without one, every device belongs to its
+  // nearest host. host_of() is the host that owns a device (its copies to host memory go
+  // there); attached() tells whether a device is in the composition (always true without one).
+  int host_of(int device) const;
+  bool composed() const { return !owner_.empty(); }
+  bool attached(int device) const { return owner_.empty() || owner_.count(device) > 0; }
+  // GPUs in composition order (host by host), or all GPUs without a composition.
+  std::vector<int> attached_gpus() const;
+  // Peer-to-peer between GPUs attached to different hosts through the chassis' switches
+  // (a property of the chassis); without it, such traffic goes host to host over NICs.
+  bool fabric_p2p_across_hosts() const { return fabric_p2p_across_hosts_; }
+
+  // set_composition()
+  //
+  // `spec`: host name -> device names. Throws InputError naming `place` and both hosts for a
+  // device attached twice, and for unknown names, non-hosts, non-devices, or a device its
+  // host cannot reach over PCIe.
+  void set_composition(const std::vector<std::pair<std::string, std::vector<std::string>>>& spec, const std::string& place);
   // Machine (server) of a node: its connected component without the network links
   // (Ethernet / InfiniBand). GPUs of one machine talk over PCIe or NVLink; GPUs of two
   // machines over NICs and the network.
@@ -101,6 +122,9 @@ class Topology {
   std::vector<int> nearest_host_;
   std::vector<int> machine_;
   int machines_ = 0;
+  std::map<int, int> owner_;
+  std::vector<int> composition_order_;
+  bool fabric_p2p_across_hosts_ = false;
   mutable std::vector<int> nic_cache_;
   Graph graph_;
   void finish(const std::string& file);
