@@ -65,12 +65,20 @@ void load_params_file(const std::string& path) {
     input_error(path, "top level", "expected an object with a \"params\" object of \"<model>.<parameter>\": value");
   auto& s = store();
   for (auto it = doc["params"].begin(); it != doc["params"].end(); ++it) {
-    if (!s.values.count(it.key()))
-      input_error(path, "params." + it.key(), "unknown model parameter (see `composim list-models`)");
-    if (!it->is_number() || !(it->get<double>() >= 0) || !std::isfinite(it->get<double>()))
-      input_error(path, "params." + it.key(), "expected a number >= 0");
-    s.values[it.key()] = it->get<double>();
-    s.overridden[it.key()] = it->get<double>();
+    const std::string& name = it.key();
+    if (!s.values.count(name)) input_error(path, "params." + name, "unknown model parameter (see `composim list-models`)");
+    // What a parameter file may set: the efficiencies and latencies the models read at run
+    // time (what calibration fits). Other registered values are documentation of constants.
+    const bool efficiency = name.find("efficiency") != std::string::npos && name.rfind("collective.", 0) != 0;
+    const bool latency = name.rfind("collective.", 0) == 0 && name.find("latency") != std::string::npos;
+    if (!efficiency && !latency)
+      input_error(path, "params." + name, "cannot be set from a parameter file (only link efficiencies and collective latencies can)");
+    if (!it->is_number() || !std::isfinite(it->get<double>())) input_error(path, "params." + name, "expected a number");
+    const double v = it->get<double>();
+    if (efficiency && !(v > 0 && v <= 1)) input_error(path, "params." + name, "an efficiency must be in (0, 1]");
+    if (latency && !(v >= 0 && v <= 1)) input_error(path, "params." + name, "a latency must be in [0, 1] s");
+    s.values[name] = v;
+    s.overridden[name] = v;
   }
 }
 

@@ -20,7 +20,7 @@ constexpr size_t kExhaustiveLimit = 9;  // GPUs per machine searched over all or
 
 const topo::Route& CollectivePlanner::route(int a, int b) {
   auto it = routes_.find({a, b});
-  if (it == routes_.end()) it = routes_.emplace(std::make_pair(a, b), topo::route(topo_, a, b)).first;
+  if (it == routes_.end()) it = routes_.emplace(std::make_pair(a, b), topo::route(topo_, a, b, /*nccl_paths=*/true)).first;
   return it->second;
 }
 
@@ -277,7 +277,8 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
   const size_t M = machine_ids.size(), L = by_machine[machine_ids[0]].size();
   bool uniform = true;
   for (int m : machine_ids) uniform = uniform && by_machine[m].size() == L;
-  p.protocol = protocol.value_or(in_bytes / n < 64 * 1024 ? Protocol::ll : Protocol::simple);
+  // NCCL's point-to-point operations use LL only for small messages per peer.
+  p.protocol = protocol.value_or(in_bytes / n < 16 * 1024 ? Protocol::ll : Protocol::simple);
   const double eff = collective::protocol_efficiency(p.protocol, Kind::all_to_all, M > 1);
   const double unit = in_bytes / n / eff;  // bytes from one GPU to one other GPU
   std::map<std::pair<int, int>, double> merged;
@@ -324,6 +325,28 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   const int n = static_cast<int>(gpus.size());
   if (n <= 1 || in_bytes <= 0) return p;
   if (kind == Kind::all_to_all) return plan_all_to_all(in_bytes, gpus, protocol);
+  if (kind == Kind::send_recv) {
+    // Every rank sends its buffer to the next rank and receives from the previous one (as
+    // nccl-tests' sendrecv_perf does): one direct flow per rank, not NCCL's ring channels.
+    p.protocol = protocol.value_or(in_bytes < 16 * 1024 ? Protocol::ll : Protocol::simple);
+    const double eff = collective::protocol_efficiency(p.protocol, kind, false);
+    bool network = false, nv = true;
+    double bw = INFINITY;
+    for (int i = 0; i < n; ++i) {
+      const auto& r = route(gpus[i], gpus[(i + 1) % n]);
+      network = network || r.network;
+      nv = nv && r.nvlink;
+      bw = std::min(bw, r.bottleneck_Bps);
+      p.flows.push_back({gpus[i], gpus[(i + 1) % n], in_bytes / eff});
+    }
+    p.link_class = network ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
+    p.channels = 1;
+    p.bandwidth_Bps = bw;
+    p.bottleneck_bytes = in_bytes / eff;
+    p.steps = 1;
+    p.latency_s = collective::latency_s(p.protocol, p.link_class, 1);
+    return p;
+  }
   const Structure& s = structure(gpus);
   p.link_class = s.link_class;
   const auto sched = collective::ring_schedule(kind, n, in_bytes);

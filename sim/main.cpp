@@ -37,7 +37,9 @@
 #include "sim/replay.hpp"
 #include "sim/report.hpp"
 #include "sim/calibrate.hpp"
+#include "sim/sweep.hpp"
 #include "sim/validate.hpp"
+#include "topologies/generate.hpp"
 #include "topologies/routing.hpp"
 #include "traces/capture/capture_trace.hpp"
 #include "traces/kineto.hpp"
@@ -142,8 +144,11 @@ std::vector<int> parse_placement(const topo::Topology& t, const std::string& tex
         input_error("", "--placement", "rank " + std::to_string(out.size()) + " runs on " + host + " but " + item + " is attached to " +
                                            t.nodes()[t.host_of(*n)].name + (t.attached(*n) ? "" : " (it is not in the composition)"));
     }
+    if (std::find(out.begin(), out.end(), *n) != out.end())
+      input_error("", "--placement", "GPU \"" + t.nodes()[*n].name + "\" is given twice");
     out.push_back(*n);
   }
+  if (out.empty()) input_error("", "--placement", "needs a comma-separated list of GPUs");
   return out;
 }
 
@@ -253,10 +258,16 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
     std::string placement;
     for (const auto& rt : result.ranks) placement += (placement.empty() ? "" : ",") + topology.nodes()[rt.gpu_node].name;
     meta["placement"] = placement;
+    const auto busiest = sim::busiest_link(result, topology);
+    meta["busiest_link"] = busiest.first;
+    char util[32];
+    std::snprintf(util, sizeof util, "%.6g", busiest.second);
+    meta["busiest_link_utilisation"] = util;
     sim::write_files_atomically(a.out, {{"summary.json", sim::summary_json(rep, result, meta)},
                                         {"iterations.csv", sim::iterations_csv(rep)},
+                                        {"links.csv", sim::links_csv(result, topology)},
                                         {"timeline.json", sim::timeline_json(ws, result, topology)}});
-    std::printf("wrote %s/summary.json, iterations.csv, timeline.json\n", a.out.c_str());
+    std::printf("wrote %s/summary.json, iterations.csv, links.csv, timeline.json\n", a.out.c_str());
   }
   return 0;
 }
@@ -291,6 +302,7 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   }
   if (o.gpus.size() < 2) input_error("", "--gpus", "a collective needs at least 2 GPUs");
   if (!a.algo.empty()) o.algorithm = a.algo == "tree" ? collective::Algorithm::tree : collective::Algorithm::ring;
+  if (a.algo == "tree" && o.kind != collective::Kind::all_reduce) input_error("", "--algo", "tree is NCCL's algorithm for all_reduce only");
   if (!a.proto.empty())
     o.protocol = a.proto == "LL" ? collective::Protocol::ll : a.proto == "LL128" ? collective::Protocol::ll128 : collective::Protocol::simple;
   start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
@@ -332,6 +344,7 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   } catch (const std::invalid_argument& e) {
     input_error("", "--bytes", e.what());
   }
+  if (gpus.size() < 2) input_error("", "--gpus", "the copy matrix needs at least 2 GPUs");
   std::vector<std::pair<int, int>> pairs;
   for (size_t i = 0; i < gpus.size(); ++i)
     for (size_t j = 0; j < gpus.size(); ++j)
@@ -521,7 +534,60 @@ int cmd_capture(int argc, char** argv) {
 
 }  // namespace
 
+// composim topology generate [options] --out FILE
+int cmd_generate(int argc, char** argv) {
+  topo::GenerateOptions g;
+  std::string out, p2p = "on", fabric = "off";
+  CLI::App app{"composim topology generate: write a parametric composable-system topology"};
+  app.add_option("--name", g.name, "topology name");
+  app.add_option("--placement", g.placement, "chassis (GPUs in a composable chassis) or in-host")->check(CLI::IsMember({"chassis", "in-host"}));
+  app.add_option("--hosts", g.hosts, "hosts cabled to the chassis");
+  app.add_option("--gpus", g.gpus, "GPUs");
+  app.add_option("--levels", g.levels, "chassis switch levels (1 or 2)");
+  app.add_option("--fanout", g.fanout, "GPUs per leaf switch");
+  app.add_option("--switch-gen", g.switch_generation, "PCIe generation of the switches")->check(CLI::Range(1, 6));
+  app.add_option("--uplink-gen", g.uplink_generation, "PCIe generation of the host cables")->check(CLI::Range(1, 6));
+  app.add_option("--uplink-lanes", g.uplink_lanes, "lanes of the host cables");
+  app.add_option("--gpu-gen", g.gpu_generation, "PCIe generation of the GPUs' links (default: the GPU model's)")->check(CLI::Range(0, 6));
+  app.add_option("--cable", g.cable, "copper or optical");
+  app.add_option("--length-m", g.length_m, "host cable length, metres");
+  app.add_option("--retimers", g.retimers, "retimers along each host cable");
+  app.add_option("--gpu-model", g.gpu_model, "GPU model name");
+  app.add_option("--p2p", p2p, "GPU peer-to-peer on or off")->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--fabric-p2p", fabric, "the chassis forwards P2P between hosts' GPUs")->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--host-nic-gbps", g.host_nic_Gbps, "hosts' NIC rate, Gb/s");
+  app.add_option("--compose-split", g.compose_split, "attach the first N GPUs half to host0, half to host1");
+  app.add_option("--out", out, "file to write")->required();
+  try {
+    app.parse(argc - 2, argv + 2);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "composim: error: topology generate: %s (see --help)\n", e.what());
+    return 2;
+  }
+  g.p2p = p2p == "on";
+  g.fabric_p2p = fabric == "on";
+  const auto doc = topo::generate_topology(g);
+  topo::Topology::parse(doc, out);  // the same validation as a hand-written topology
+  make_parent_dirs(out);
+  std::ofstream f(out + ".tmp");
+  f << doc.dump(1) << "\n";
+  f.close();
+  if (!f || std::rename((out + ".tmp").c_str(), out.c_str()) != 0) input_error(out, "--out", "cannot write");
+  std::printf("wrote %s (%zu nodes, %zu links)\n", out.c_str(), doc["nodes"].size(), doc["links"].size());
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 2 && std::string_view(argv[1]) == "topology" && std::string_view(argv[2]) == "generate") {
+    try {
+      return cmd_generate(argc, argv);
+    } catch (const InputError& e) {
+      std::fprintf(stderr, "composim: error: %s\n", e.what());
+      return 2;
+    }
+  }
   if (argc > 1 && std::string_view(argv[1]) == "capture") {
     try {
       return cmd_capture(argc, argv);
@@ -621,6 +687,19 @@ int main(int argc, char** argv) {
   cal_cmd->add_option("--data", cal.data_dir, "folder of the shared measurements");
   cal_cmd->add_option("--out", cal.out_file, "parameter file to write")->required();
 
+  sim::SweepRunOptions sw;
+  sw.data_dir = val.data_dir;
+  sw.jobs = val.jobs;
+  auto* sweep_cmd = app.add_subcommand("sweep", "run every point of a sweep spec (topology parameters x ranks x traces)");
+  sweep_cmd->add_option("spec", sw.spec_file, "sweep spec JSON")->required();
+  sweep_cmd->add_option("--out", sw.out_dir, "results directory (re-running resumes)")->required();
+  sweep_cmd->add_option("-j,--jobs", sw.jobs, "points run at once")->check(CLI::Range(1, 256));
+  sweep_cmd->add_option("--data", sw.data_dir, "folder that {data} in the spec stands for");
+
+  std::string plot_dir;
+  auto* plot_cmd = app.add_subcommand("plot", "draw the plots of a sweep, run or validate output directory (PNG and PDF)");
+  plot_cmd->add_option("dir", plot_dir, "directory with results.csv, links.csv or report.csv")->required();
+
   RunArgs bench;
   auto* bench_cmd = app.add_subcommand("bench", "measure replay throughput (operations/s) and peak memory");
   bench_cmd->add_option("--trace", bench.traces, "trace file")->required();
@@ -649,6 +728,18 @@ int main(int argc, char** argv) {
       const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
       val.composim = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
       return sim::validate(val);
+    }
+    if (*sweep_cmd) {
+      char self[4096];
+      const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+      sw.composim = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
+      return sim::run_sweep_spec(sw);
+    }
+    if (*plot_cmd) {
+      const std::string script = std::string(COMPOSIM_SOURCE_DIR) + "/plots/plot.py";
+      const std::string cmd = "/usr/bin/python3 '" + script + "' '" + plot_dir + "'";
+      const int rc = std::system(cmd.c_str());
+      return WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
     }
     if (*cal_cmd) {
       char self[4096];

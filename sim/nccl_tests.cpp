@@ -38,6 +38,8 @@ double parse_nccl_size(const std::string& text) {
   else if (suffix == "T" || suffix == "t") f = 1024.0 * 1024 * 1024 * 1024;
   else if (!suffix.empty()) throw std::invalid_argument("cannot read size \"" + text + "\" (expected e.g. 8, 64K, 1M, 1G)");
   if (!(v > 0) || !std::isfinite(v)) throw std::invalid_argument("size \"" + text + "\" must be positive");
+  if (v * f > 1125899906842624.0) throw std::invalid_argument("size \"" + text + "\" is above 1P (2^50 bytes)");
+  if (std::floor(v * f) < 1) throw std::invalid_argument("size \"" + text + "\" is below one byte");
   return std::floor(v * f);
 }
 
@@ -46,9 +48,12 @@ std::vector<double> size_range(const std::string& spec, double factor) {
   const double lo = parse_nccl_size(spec.substr(0, colon));
   const double hi = colon == std::string::npos ? lo : parse_nccl_size(spec.substr(colon + 1));
   if (hi < lo) throw std::invalid_argument("size range \"" + spec + "\" goes down");
-  if (!(factor > 1)) throw std::invalid_argument("step factor must be > 1");
+  if (!(factor > 1) || !std::isfinite(factor)) throw std::invalid_argument("step factor must be a number > 1");
   std::vector<double> sizes;
-  for (double s = lo; s <= hi * (1 + 1e-12) && sizes.size() < 100; s = std::floor(s * factor)) sizes.push_back(s);
+  for (double s = lo; s <= hi * (1 + 1e-12); s = std::max(std::floor(s * factor), s + 1)) {
+    if (sizes.size() == 1000) throw std::invalid_argument("\"" + spec + "\" with step factor " + std::to_string(factor) + " gives more than 1000 sizes");
+    sizes.push_back(s);
+  }
   return sizes;
 }
 
@@ -133,7 +138,7 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
 }
 
 std::vector<double> run_p2p(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs, double bytes) {
-  Platform platform(t, pairs);
+  Platform platform(t, pairs, /*nccl_paths=*/false);
   std::vector<double> bw(pairs.size(), 0.0);
   size_t i = 0;
   double started = 0;

@@ -28,7 +28,9 @@ void configure_engine();
 class Platform {
  public:
   // `pairs`: (src, dst) endpoint node pairs to route (directed).
-  Platform(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs);
+  // `nccl_paths`: GPU pairs may route as NCCL does (NVLink through an intermediate GPU);
+  // false for plain CUDA copies.
+  Platform(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs, bool nccl_paths = true);
 
   simgrid::s4u::Host* host_of(int node) const { return hosts_.at(node); }
   const topo::Route& route(int src, int dst) const;

@@ -203,6 +203,10 @@ struct Replay::Impl {
   };
   std::deque<CommTag> tags;
   std::vector<sg4::CommPtr> graveyard;  // completed; released at the next timer
+  std::vector<std::array<double, 2>> link_bytes;
+  void account(int src, int dst, double bytes) {
+    for (const auto& h : platform->route(src, dst).hops) link_bytes[h.link][h.forward ? 0 : 1] += bytes;
+  }
 
   Impl(const topo::Topology& t, std::vector<Workload> w, ReplayOptions o) : topo(t), workloads(std::move(w)), opt(std::move(o)) {}
 
@@ -424,6 +428,8 @@ void Replay::Impl::start_copy(int rank, std::int32_t node) {
   sg4::Host* src = platform->host_of(op.copy == trace::CopyKind::htod ? host_node : gpu_node);
   sg4::Host* dst = platform->host_of(op.copy == trace::CopyKind::htod ? gpu_node : host_node);
   auto comm = sg4::Comm::sendto_init(src, dst);
+  account(op.copy == trace::CopyKind::htod ? host_node : gpu_node, op.copy == trace::CopyKind::htod ? gpu_node : host_node,
+          static_cast<double>(op.bytes));
   tags.push_back({false, rank, node, -1, comm});
   comm->set_payload_size(op.bytes);
   comm->set_data(&tags.back());
@@ -452,6 +458,7 @@ void Replay::Impl::start_collective(std::int32_t id) {
   }
   inst.flows_left = 0;
   for (const auto& f : inst.plan.flows) {
+    account(f.src, f.dst, f.bytes);
     auto comm = sg4::Comm::sendto_init(platform->host_of(f.src), platform->host_of(f.dst));
     tags.push_back({true, -1, -1, id, comm});
     comm->set_payload_size(static_cast<std::uint64_t>(std::llround(f.bytes)));
@@ -529,6 +536,7 @@ ReplayResult Replay::run() {
   }
   std::vector<std::pair<int, int>> pairs(needed.begin(), needed.end());
   m.platform = std::make_unique<Platform>(m.topo, pairs);
+  m.link_bytes.assign(m.topo.links().size(), {0.0, 0.0});
   sg4::Activity::on_completion_cb([&m](const sg4::Activity& a) { m.on_comm_done(a); });
 
   m.state.resize(m.nranks);
@@ -555,6 +563,7 @@ ReplayResult Replay::run() {
   res.flows = m.flows;
   res.collectives = m.instances_done;
   res.collectives_without_size = m.no_size;
+  res.link_bytes = m.link_bytes;
   for (int r = 0; r < m.nranks; ++r) {
     const Graph& g = m.graphs[m.rank_workload[r]];
     const Workload& w = m.workloads[m.rank_workload[r]];

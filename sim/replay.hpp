@@ -26,6 +26,7 @@
 // the collectives and ranks involved.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -58,6 +59,8 @@ struct ReplayResult {
   std::uint64_t flows = 0;            // SimGrid communications started
   std::uint64_t collectives = 0;      // collective instances completed
   std::uint64_t collectives_without_size = 0;  // replayed at measured duration
+  // Bytes carried by each topology link: [link][0] from -> to, [link][1] to -> from.
+  std::vector<std::array<double, 2>> link_bytes;
 };
 
 class Replay {

@@ -227,6 +227,31 @@ std::string iterations_csv(const RunReport& rep) {
   return s;
 }
 
+std::string links_csv(const ReplayResult& res, const topo::Topology& t) {
+  std::string s = "link,from,to,bandwidth_GBps,bytes,utilisation\n";
+  for (size_t i = 0; i < res.link_bytes.size() && i < t.links().size(); ++i) {
+    const auto& l = t.links()[i];
+    for (int d = 0; d < 2; ++d) {
+      const std::string a = t.nodes()[d == 0 ? l.from : l.to].name, b = t.nodes()[d == 0 ? l.to : l.from].name;
+      const double u = res.makespan_s > 0 ? res.link_bytes[i][d] / (l.bandwidth_Bps * res.makespan_s) : 0.0;
+      s += l.name + "," + a + "," + b + "," + fmt(l.bandwidth_Bps / 1e9) + "," + fmt(res.link_bytes[i][d]) + "," + fmt(u) + "\n";
+    }
+  }
+  return s;
+}
+
+std::pair<std::string, double> busiest_link(const ReplayResult& res, const topo::Topology& t) {
+  std::pair<std::string, double> best{"", 0.0};
+  for (size_t i = 0; i < res.link_bytes.size() && i < t.links().size(); ++i)
+    for (int d = 0; d < 2; ++d) {
+      const auto& l = t.links()[i];
+      const double u = res.makespan_s > 0 ? res.link_bytes[i][d] / (l.bandwidth_Bps * res.makespan_s) : 0.0;
+      if (u > best.second)
+        best = {l.name + " (" + t.nodes()[d == 0 ? l.from : l.to].name + "->" + t.nodes()[d == 0 ? l.to : l.from].name + ")", u};
+    }
+  return best;
+}
+
 std::string timeline_json(const std::vector<Workload>& workloads, const ReplayResult& res, const topo::Topology& topology) {
   std::string out;
   out.reserve(1 << 20);

@@ -46,6 +46,30 @@ struct Case {
   std::string status;  // pass, fail, skipped, known gap, known gap closed, error
 };
 
+// A temporary directory removed on every exit path.
+struct ScratchDir {
+  std::string path;
+  explicit ScratchDir(const std::string& prefix) : path(fs::temp_directory_path() / (prefix + std::to_string(getpid()))) {
+    fs::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// A measured number read from a data file: finite and positive, or an error naming the row.
+double measured_number(const std::string& text, const std::string& file, const std::string& place, bool zero_ok = false) {
+  double v = NAN;
+  try {
+    size_t pos = 0;
+    v = std::stod(text, &pos);
+  } catch (const std::exception&) {
+  }
+  if (!std::isfinite(v) || v < 0 || (v == 0 && !zero_ok)) input_error(file, place, "\"" + text + "\" is not a positive measured value");
+  return v;
+}
+
 // Fields of a comma-separated line, with double-quoted fields.
 std::vector<std::string> csv_fields(const std::string& line) {
   std::vector<std::string> out;
@@ -134,6 +158,7 @@ void load_measured(Case& c, const std::string& data) {
     const double bus_tol = need_num(tol, "busbw_pct", c, "tolerance");
     const double time_tol = need_num(tol, "time_pct_below_1MiB", c, "tolerance");
     auto add = [&](double bytes, double time_us, double busbw) {
+      if (bytes >= 1048576 && busbw <= 0) input_error(path, "size " + std::to_string(static_cast<long long>(bytes)), "zero bus bandwidth at 1 MiB or more");
       if (bytes >= 1048576)
         c.points.push_back({std::to_string(static_cast<long long>(bytes)) + " B", "busbw", "GB/s", bytes, time_us, busbw, NAN, bus_tol});
       else
@@ -141,18 +166,29 @@ void load_measured(Case& c, const std::string& data) {
     };
     if (kind == "nccl-tests-csv") {
       const std::string id = need_str(m, "source_id", c, "measured");
-      for (const auto& r : read_csv(path))
-        if (r.at("source_id") == id && !r.at("time_us").empty()) add(std::stod(r.at("bytes")), std::stod(r.at("time_us")), std::stod(r.at("busbw_GBps")));
+      size_t row = 1;
+      for (const auto& r : read_csv(path)) {
+        ++row;
+        if (r.count("source_id") && r.at("source_id") == id && !r.at("time_us").empty()) {
+          const std::string place = "row " + std::to_string(row);
+          add(measured_number(r.at("bytes"), path, place), measured_number(r.at("time_us"), path, place),
+              measured_number(r.at("busbw_GBps"), path, place, /*zero_ok=*/true));
+        }
+      }
     } else {
       std::ifstream in(path);
       std::string line;
       std::getline(in, line);
+      size_t row = 1;
       while (std::getline(in, line)) {
+        ++row;
         auto f = csv_fields(line);
-        if (f.size() < 5) continue;
-        const double b = std::stod(f[0]);
+        const std::string place = "row " + std::to_string(row);
+        if (f.size() < 5) input_error(path, place, "expected size, count, type, time (ns), busbw columns");
+        const double b = measured_number(f[0], path, place);
+        if (b > 1125899906842624.0) input_error(path, place, "size above 2^50 bytes");
         const auto bi = static_cast<long long>(b);
-        if ((bi & (bi - 1)) == 0) add(b, std::stod(f[3]) / 1000.0, std::stod(f[4]));
+        if ((bi & (bi - 1)) == 0) add(b, measured_number(f[3], path, place) / 1000.0, measured_number(f[4], path, place, true));
       }
     }
     if (c.points.empty()) input_error(c.file, "measured", "no measured rows found for this source in " + path);
@@ -163,7 +199,7 @@ void load_measured(Case& c, const std::string& data) {
     const double t = need_num(tol, "pct", c, "tolerance");
     for (const auto& r : read_csv(path))
       if (r.at("source_id") == id && r.at("test") == test && r.at("src_gpu") != r.at("dst_gpu") && !r.at("value").empty())
-        c.points.push_back({r.at("src_gpu") + "->" + r.at("dst_gpu"), "copy_bandwidth", "GB/s", 0, 0, std::stod(r.at("value")), NAN, t});
+        c.points.push_back({r.at("src_gpu") + "->" + r.at("dst_gpu"), "copy_bandwidth", "GB/s", 0, 0, measured_number(r.at("value"), path, "source " + id), NAN, t});
     if (c.points.empty()) input_error(c.file, "measured", "no off-diagonal rows for this source and test in " + path);
   } else {
     input_error(c.file, "measured.kind", "unknown kind \"" + kind + "\" (trace-steps, nccl-tests-csv, vtrain-lut, p2p-csv)");
@@ -257,8 +293,9 @@ int validate(const ValidateOptions& o) {
       input_error(c, "--cases", "no such file or directory");
     }
   }
-  const std::string tmp = fs::temp_directory_path() / ("composim-validate-" + std::to_string(getpid()));
-  fs::create_directories(tmp);
+  if (!o.params_file.empty()) load_params_file(o.params_file);  // a bad file fails here, once
+  ScratchDir scratch("composim-validate-");
+  const std::string& tmp = scratch.path;
   std::vector<Case> cases;
   for (const auto& f : files) {
     Case c;
@@ -270,6 +307,17 @@ int validate(const ValidateOptions& o) {
       input_error(f, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
     }
     c.name = need_str(c.doc, "name", c, "top level");
+    if (c.name.empty()) input_error(f, "name", "must not be empty");
+    for (const auto& other : cases)
+      if (other.name == c.name) input_error(f, "name", "case \"" + c.name + "\" is also " + other.file);
+    static const std::set<std::string> kKeys = {"name", "category", "description", "source", "run", "measured", "tolerance", "known_gap"};
+    for (auto it = c.doc.begin(); it != c.doc.end(); ++it)
+      if (!kKeys.count(it.key())) input_error(f, "top level", "unknown key \"" + it.key() + "\"");
+    if (c.doc.contains("known_gap") && !c.doc["known_gap"].is_string()) input_error(f, "known_gap", "expected a string saying why");
+    if (c.doc.contains("tolerance") && c.doc["tolerance"].is_object())
+      for (auto it = c.doc["tolerance"].begin(); it != c.doc["tolerance"].end(); ++it)
+        if (!it->is_number() || !(it->get<double>() > 0) || it->get<double>() > 1000)
+          input_error(f, "tolerance." + it.key(), "expected a percentage in (0, 1000]");
     c.category = need_str(c.doc, "category", c, "top level");
     static const std::set<std::string> kCategories = {"self-replay", "collective", "p2p", "end-to-end"};
     if (!kCategories.count(c.category)) input_error(f, "category", "\"" + c.category + "\" is not self-replay, collective, p2p or end-to-end");
@@ -318,9 +366,6 @@ int validate(const ValidateOptions& o) {
     const bool ok = std::all_of(c.points.begin(), c.points.end(), [](const Point& p) { return p.within(); });
     c.status = c.known_gap.empty() ? (ok ? "pass" : "fail") : (ok ? "known gap closed" : "known gap");
   }
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
-
   // Table.
   std::printf("%-44s %-12s %6s %12s %12s %9s %6s  %s\n", "case", "category", "points", "measured", "predicted", "max err", "tol", "status");
   for (const auto& c : cases) {
@@ -361,13 +406,22 @@ int validate(const ValidateOptions& o) {
     double mape = 0, mx = 0;
     for (double e : errs) mape += e, mx = std::max(mx, e);
     mape = errs.empty() ? 0 : mape / errs.size();
-    std::printf("%-12s %6zu %6zu %7.1f%% %7.1f%% %7.1f%%   %d / %d / %d / %d\n", cat.c_str(), list.size(), errs.size(), mape, median(errs), mx, pass,
-                fail, gap, skip);
-    summary[cat] = {{"cases", list.size()}, {"points", errs.size()}, {"mape_pct", mape}, {"median_abs_error_pct", median(errs)},
-                    {"max_abs_error_pct", mx}, {"pass", pass}, {"fail", fail}, {"known_gap", gap}, {"skipped", skip}};
+    if (errs.empty())
+      std::printf("%-12s %6zu %6zu %8s %8s %8s   %d / %d / %d / %d\n", cat.c_str(), list.size(), errs.size(), "-", "-", "-", pass, fail, gap, skip);
+    else
+      std::printf("%-12s %6zu %6zu %7.1f%% %7.1f%% %7.1f%%   %d / %d / %d / %d\n", cat.c_str(), list.size(), errs.size(), mape, median(errs), mx,
+                  pass, fail, gap, skip);
+    summary[cat] = {{"cases", list.size()}, {"points", errs.size()}, {"pass", pass}, {"fail", fail}, {"known_gap", gap}, {"skipped", skip}};
+    if (!errs.empty()) {
+      summary[cat]["mape_pct"] = mape;
+      summary[cat]["median_abs_error_pct"] = median(errs);
+      summary[cat]["max_abs_error_pct"] = mx;
+    }
   }
 
   const bool failed = std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.status == "fail" || c.status == "error"; });
+  if (std::all_of(cases.begin(), cases.end(), [](const Case& c) { return c.status == "skipped"; }))
+    std::printf("\nnote: every case was skipped (their inputs are missing): nothing was validated\n");
   if (!o.out_dir.empty()) {
     std::string csv = "case,category,point,metric,unit,measured,predicted,error_pct,tolerance_pct,within,status\n";
     json report;
@@ -480,12 +534,20 @@ std::vector<double> point_errors(const Case& c, const std::map<long long, std::m
 
 int calibrate(const CalibrateOptions& o) {
   std::vector<Case> cases;
-  for (const auto& f : o.fit_cases) cases.push_back(load_case_file(f, o.data_dir));
+  std::set<std::string> seen;
+  for (const auto& f : o.fit_cases) {
+    cases.push_back(load_case_file(f, o.data_dir));
+    if (!seen.insert(cases.back().name).second) input_error(f, "--fit", "case \"" + cases.back().name + "\" is given twice");
+  }
   const size_t n_fit_cases = cases.size();
-  for (const auto& f : o.holdout_cases) cases.push_back(load_case_file(f, o.data_dir));
+  for (const auto& f : o.holdout_cases) {
+    cases.push_back(load_case_file(f, o.data_dir));
+    if (!seen.insert(cases.back().name).second)
+      input_error(f, "--holdout", "case \"" + cases.back().name + "\" is also fitted or given twice: a held-out case must be unseen");
+  }
   if (cases.empty()) input_error("", "--fit", "no case given");
-  const std::string tmp = fs::temp_directory_path() / ("composim-calibrate-" + std::to_string(getpid()));
-  fs::create_directories(tmp);
+  ScratchDir scratch("composim-calibrate-");
+  const std::string& tmp = scratch.path;
 
   // 1. The model's terms at every measured point, with the parameters in force.
   std::vector<CalRow> rows;
@@ -519,14 +581,25 @@ int calibrate(const CalibrateOptions& o) {
     }
   }
 
-  // 2. Least squares on the fitted points, hop latencies kept >= 0.
+  // 2. Least squares on the fitted points, latencies kept >= 0.
   std::vector<std::string> names;
   std::map<std::string, int> col;
+  std::map<std::string, std::set<double>> steps_of_base;  // a base is told from its hop only by different step counts
   for (const auto& r : rows)
-    if (!r.holdout)
+    if (!r.holdout) {
       for (const auto& nm : {r.eff_param, r.hop_param, r.base_param})
         if (!col.count(nm)) col[nm] = static_cast<int>(names.size()), names.push_back(nm);
-  std::set<int> pinned;  // columns fixed at 0
+      steps_of_base[r.base_param].insert(r.steps);
+    }
+  const size_t n_fit_rows = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const CalRow& r) { return !r.holdout; }));
+  if (n_fit_rows == 0) input_error("", "--fit", "the fitted cases give no usable measured point");
+  std::set<int> pinned;  // columns not fitted (latencies fixed at 0, or bases kept at NCCL's)
+  std::set<int> kept;    // bases the data cannot tell from their hop: kept at NCCL's value
+  for (const auto& [base, steps] : steps_of_base)
+    if (steps.size() < 2) kept.insert(col[base]);
+  if (n_fit_rows < names.size() - kept.size() + 1)
+    input_error("", "--fit", std::to_string(n_fit_rows) + " fitted points for " + std::to_string(names.size() - kept.size()) +
+                                 " parameters: give more sizes or cases");
   Eigen::VectorXd solution;
   for (int iter = 0; iter < 16; ++iter) {
     std::vector<const CalRow*> fit;
@@ -539,8 +612,10 @@ int calibrate(const CalibrateOptions& o) {
       const double w = 1.0 / r.measured_time_s;
       A(static_cast<Eigen::Index>(i), col[r.eff_param]) = r.x_s * w;
       if (!pinned.count(col[r.hop_param])) A(static_cast<Eigen::Index>(i), col[r.hop_param]) = r.steps * w;
-      if (!pinned.count(col[r.base_param])) A(static_cast<Eigen::Index>(i), col[r.base_param]) = w;
-      b(static_cast<Eigen::Index>(i)) = r.measured_time_s * w;
+      double known = 0;
+      if (kept.count(col[r.base_param])) known = r.base_s;
+      else if (!pinned.count(col[r.base_param])) A(static_cast<Eigen::Index>(i), col[r.base_param]) = w;
+      b(static_cast<Eigen::Index>(i)) = (r.measured_time_s - known) * w;
     }
     solution = A.colPivHouseholderQr().solve(b);
     int worst = -1;
@@ -554,10 +629,14 @@ int calibrate(const CalibrateOptions& o) {
   json params = json::object();
   std::printf("%-48s %12s %12s\n", "parameter", "in force", "fitted");
   for (size_t j = 0; j < names.size(); ++j) {
+    if (kept.count(static_cast<int>(j))) continue;  // not identifiable: left at its value in force
     double v = pinned.count(static_cast<int>(j)) ? 0.0 : solution(static_cast<Eigen::Index>(j));
     if (names[j].find("efficiency") != std::string::npos) {
       if (!(v > 0)) input_error("", "calibrate", "the fit gives a non-positive inverse efficiency for " + names[j] + ": the data cannot identify it");
       v = 1.0 / v;
+      if (v > 1.0)
+        input_error("", "calibrate", "the fit gives " + names[j] + " = " + std::to_string(v) +
+                                         " (above 1: faster than the links allow); check the measured data");
     }
     params[names[j]] = v;
     std::printf("%-48s %12.6g %12.6g\n", names[j].c_str(), param(names[j]), v);
@@ -610,8 +689,6 @@ int calibrate(const CalibrateOptions& o) {
               doc["residuals"]["fitted_before"]["mape_pct"].get<double>(), doc["residuals"]["fitted_after"]["mape_pct"].get<double>(),
               doc["residuals"]["held_out_before"]["mape_pct"].get<double>(), doc["residuals"]["held_out_after"]["mape_pct"].get<double>(),
               doc["residuals"]["held_out_before"]["max_abs_error_pct"].get<double>(), doc["residuals"]["held_out_after"]["max_abs_error_pct"].get<double>());
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
   const std::string text = doc.dump(1) + "\n";
   write_files_atomically(fs::path(o.out_file).parent_path().empty() ? "." : fs::path(o.out_file).parent_path().string(),
                          {{fs::path(o.out_file).filename().string(), text}});

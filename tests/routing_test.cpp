@@ -67,13 +67,15 @@ TEST(Routing, NvlinkPreferred) {
   EXPECT_DOUBLE_EQ(r.bottleneck_Bps, 50e9 * 376.6 / 450.0);  // 2 NVLink2 links at the measured payload efficiency
   // gpu0 and gpu5 share no NVLink: NVLink through an intermediate GPU (NCCL's NVB path),
   // the widest one (gpu0 =2= gpu4 -1- gpu5 or gpu0 -1- gpu1 =2= gpu5: 1 link either way).
-  auto s = topo::route(t, node(t, "gpu0"), node(t, "gpu5"));
+  auto s = topo::route(t, node(t, "gpu0"), node(t, "gpu5"), /*nccl_paths=*/true);
   EXPECT_TRUE(s.nvlink);
   EXPECT_EQ(s.transit.size(), 1u);
   EXPECT_EQ(t.nodes()[s.transit[0]].type, topo::NodeType::gpu);
-  // With P2P off it is staged over PCIe, across the sockets.
+  // A CUDA copy is not forwarded through a GPU: staged over PCIe across the sockets.
+  EXPECT_TRUE(topo::route(t, node(t, "gpu0"), node(t, "gpu5")).staged);
+  // With P2P off, NCCL stages too.
   t.set_p2p_enabled(false);
-  auto st = topo::route(t, node(t, "gpu0"), node(t, "gpu5"));
+  auto st = topo::route(t, node(t, "gpu0"), node(t, "gpu5"), true);
   EXPECT_FALSE(st.nvlink);
   EXPECT_TRUE(st.staged);
   auto a = topo::Topology::load("dgx-a100");

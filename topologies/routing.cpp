@@ -142,7 +142,7 @@ void finish(const Topology& t, Route& r) {
 
 }  // namespace
 
-Route route(const Topology& t, int src, int dst) {
+Route route(const Topology& t, int src, int dst, bool nccl_paths) {
   const auto& nodes = t.nodes();
   if (!nodes[src].is_endpoint() || !nodes[dst].is_endpoint())
     no_route(t, src, dst, "routes join endpoints (gpu, nic, host), not transit nodes");
@@ -154,7 +154,7 @@ Route route(const Topology& t, int src, int dst) {
   // With P2P off (NCCL_P2P_DISABLE, or a system without P2P) NVLink is not used either.
   if (gpu_pair && t.p2p_enabled()) {
     auto nv = bfs(t, src, dst, Class::nvlink);
-    if (nv.empty()) {
+    if (nv.empty() && nccl_paths) {
       // NVLink through one intermediate GPU (NCCL's PATH_NVB), the widest such path.
       double best = 0;
       for (auto [e, end] = boost::out_edges(src, t.graph()); e != end; ++e) {

@@ -42,7 +42,7 @@ struct Route {
 //
 // The route between two endpoint nodes (GPU, NIC or host). Throws InputError naming both
 // when there is none, or when an endpoint is a transit-only node.
-Route route(const Topology& t, int src, int dst);
+Route route(const Topology& t, int src, int dst, bool nccl_paths = false);
 
 // Human-readable one-line description: "gpu0 -> sw0 -> gpu1 [PCIe P2P, 14.40 GB/s, 0.150 us]".
 std::string describe(const Topology& t, const Route& r);

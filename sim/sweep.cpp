@@ -1,0 +1,257 @@
+#include "sim/sweep.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+#include <unistd.h>
+
+#include "models/error.hpp"
+#include "sim/report.hpp"
+#include "topologies/generate.hpp"
+#include "topologies/topology.hpp"
+
+namespace composim::sim {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;  // axes keep the spec's order
+
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+struct SweepPoint {
+  size_t index;
+  json params;                                          // merged parameters
+  std::vector<std::pair<std::string, std::string>> labels;  // axis name -> label
+  std::string dir, error;
+  bool reused = false;
+};
+
+topo::GenerateOptions generator_options(const json& p, const std::string& place) {
+  topo::GenerateOptions g;
+  auto get = [&](const char* k, auto& field) {
+    if (!p.contains(k)) return;
+    try {
+      field = p.at(k).get<std::decay_t<decltype(field)>>();
+    } catch (const json::exception&) {
+      input_error("", place, std::string("parameter \"") + k + "\" has the wrong type");
+    }
+  };
+  get("placement", g.placement);
+  get("hosts", g.hosts);
+  get("gpus", g.gpus);
+  get("levels", g.levels);
+  get("fanout", g.fanout);
+  get("switch_gen", g.switch_generation);
+  get("uplink_gen", g.uplink_generation);
+  get("uplink_lanes", g.uplink_lanes);
+  get("gpu_gen", g.gpu_generation);
+  get("cable", g.cable);
+  get("length_m", g.length_m);
+  get("retimers", g.retimers);
+  get("gpu_model", g.gpu_model);
+  get("p2p", g.p2p);
+  get("fabric_p2p", g.fabric_p2p);
+  get("host_nic_gbps", g.host_nic_Gbps);
+  if (p.contains("compose_split")) {
+    if (p["compose_split"].is_string() && p["compose_split"] == "ranks") g.compose_split = p.value("ranks", 0);
+    else get("compose_split", g.compose_split);
+  }
+  if (g.compose_split == 1) g.compose_split = 0;  // one rank: nothing to split
+  return g;
+}
+
+}  // namespace
+
+int run_sweep_spec(const SweepRunOptions& o) {
+  std::ifstream in(o.spec_file);
+  if (!in) input_error(o.spec_file, "", "cannot open the sweep spec");
+  json spec;
+  try {
+    spec = json::parse(in);
+  } catch (const json::parse_error& e) {
+    input_error(o.spec_file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+  }
+  if (!spec.is_object() || !spec.contains("axes") || !spec["axes"].is_object() || spec["axes"].empty())
+    input_error(o.spec_file, "axes", "expected an object of axis name -> list of values");
+  static const std::set<std::string> kKnown = {"placement", "hosts", "gpus", "levels", "fanout", "switch_gen", "uplink_gen", "uplink_lanes",
+                                               "gpu_gen", "cable", "length_m", "retimers", "gpu_model", "p2p", "fabric_p2p",
+                                               "host_nic_gbps", "compose_split", "ranks", "trace", "topology", "label"};
+  auto check_keys = [&](const json& obj, const std::string& place) {
+    for (auto it = obj.begin(); it != obj.end(); ++it)
+      if (!kKnown.count(it.key())) input_error(o.spec_file, place, "unknown parameter \"" + it.key() + "\"");
+  };
+  json base = spec.value("generate", json::object());
+  check_keys(base, "generate");
+  if (spec.contains("traces")) base["trace"] = spec["traces"].at(0);
+  // Axes in file order, and the cartesian product.
+  std::vector<std::pair<std::string, json>> axes;
+  for (auto it = spec["axes"].begin(); it != spec["axes"].end(); ++it) {
+    if (!it->is_array() || it->empty()) input_error(o.spec_file, "axes." + it.key(), "expected a non-empty list of values");
+    for (const auto& v : *it)
+      if (v.is_object()) check_keys(v, "axes." + it.key());
+      else if (!kKnown.count(it.key())) input_error(o.spec_file, "axes." + it.key(), "unknown parameter (scalar axes name a parameter)");
+    axes.emplace_back(it.key(), *it);
+  }
+  size_t total_points = 1;
+  for (const auto& a : axes) {
+    total_points *= a.second.size();
+    if (total_points > 100000) input_error(o.spec_file, "axes", "more than 100000 points");
+  }
+  std::vector<SweepPoint> points;
+  for (size_t k = 0; k < total_points; ++k) {
+    // Mixed-radix decoding: the last axis varies fastest.
+    std::vector<size_t> idx(axes.size());
+    size_t rest = k;
+    for (size_t a = axes.size(); a-- > 0;) {
+      idx[a] = rest % axes[a].second.size();
+      rest /= axes[a].second.size();
+    }
+    SweepPoint p;
+    p.index = k;
+    p.params = base;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      const json& v = axes[a].second[idx[a]];
+      if (v.is_object()) {
+        for (auto it = v.begin(); it != v.end(); ++it)
+          if (it.key() != "label") p.params[it.key()] = *it;
+        p.labels.emplace_back(axes[a].first, v.value("label", v.dump()));
+      } else {
+        p.params[axes[a].first] = v;
+        p.labels.emplace_back(axes[a].first, v.is_string() ? v.get<std::string>() : v.dump());
+      }
+    }
+    points.push_back(std::move(p));
+  }
+
+  fs::create_directories(o.out_dir + "/points");
+  std::vector<std::string> run_args;
+  for (const auto& a : spec.value("run_args", json::array())) run_args.push_back(a.get<std::string>());
+  // Prepare each point: topology file, command; reuse finished ones with the same parameters.
+  std::vector<std::string> commands(points.size());
+  for (auto& p : points) {
+    p.dir = o.out_dir + "/points/" + std::to_string(p.index);
+    fs::create_directories(p.dir);
+    const std::string params_file = p.dir + "/point.json";
+    json stored;
+    if (std::ifstream f(params_file); f) {
+      try {
+        stored = json::parse(f);
+      } catch (...) {
+      }
+    }
+    if (stored == p.params && fs::exists(p.dir + "/out/summary.json")) {
+      p.reused = true;
+      continue;
+    }
+    fs::remove_all(p.dir + "/out");
+    std::ofstream(params_file) << p.params.dump(1) << "\n";
+    std::string trace = p.params.value("trace", "");
+    if (trace.rfind("{data}/", 0) == 0) trace = o.data_dir + trace.substr(6);
+    if (trace.empty()) {
+      p.error = "no trace (give \"traces\" or a \"trace\" axis)";
+      continue;
+    }
+    std::string topology;
+    try {
+      if (p.params.contains("topology")) {
+        topology = p.params["topology"].get<std::string>();
+      } else {
+        auto g = generator_options(p.params, "point " + std::to_string(p.index));
+        g.name = "point" + std::to_string(p.index);
+        const json doc = topo::generate_topology(g);
+        topology = p.dir + "/topology.json";
+        topo::Topology::parse(doc, topology);
+        std::ofstream(topology) << doc.dump(1) << "\n";
+      }
+    } catch (const InputError& e) {
+      p.error = e.what();
+      continue;
+    }
+    std::string cmd = quote(o.composim) + " run --trace " + quote(trace) + " --topology " + quote(topology);
+    if (p.params.contains("ranks")) cmd += " --ranks " + std::to_string(p.params["ranks"].get<int>());
+    for (const auto& a : run_args) cmd += " " + quote(a);
+    commands[p.index] = cmd + " --out " + quote(p.dir + "/out") + " >" + quote(p.dir + "/log.txt") + " 2>&1";
+  }
+  // Run, N at once, with a progress bar.
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex print;
+  const size_t total = points.size();
+  const bool tty = isatty(fileno(stderr));
+  auto progress = [&] {
+    std::lock_guard<std::mutex> lock(print);
+    const size_t d = done.load();
+    // On a terminal the bar redraws in place; in a log, a line every tenth of the sweep.
+    if (!tty && d != total && (d * 10 / std::max<size_t>(total, 1)) == ((d - 1) * 10 / std::max<size_t>(total, 1))) return;
+    const int width = 40, filled = static_cast<int>(width * d / std::max<size_t>(total, 1));
+    std::fprintf(stderr, tty ? "\r[%s%s] %zu/%zu points" : "[%s%s] %zu/%zu points\n", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), d, total);
+    std::fflush(stderr);
+  };
+  std::vector<std::thread> pool;
+  for (int j = 0; j < std::max(1, o.jobs); ++j)
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < points.size(); i = next++) {
+        SweepPoint& p = points[i];
+        if (!p.reused && p.error.empty() && std::system(commands[i].c_str()) != 0) {
+          std::ifstream log(p.dir + "/log.txt");
+          std::string line, last;
+          while (std::getline(log, line))
+            if (!line.empty()) last = line;
+          p.error = last.empty() ? "composim run failed" : last;
+        }
+        ++done;
+        progress();
+      }
+    });
+  for (auto& t : pool) t.join();
+  if (tty) std::fprintf(stderr, "\n");
+
+  // results.csv in point order.
+  std::string csv = "point";
+  for (const auto& a : axes) csv += "," + a.first;
+  csv += ",predicted_iteration_s,measured_iteration_s,compute_s,exposed_communication_s,memcpy_s,idle_s,busiest_link,busiest_link_utilisation,error\n";
+  size_t failed = 0, reused = 0;
+  for (const auto& p : points) {
+    std::string row = std::to_string(p.index);
+    for (const auto& [axis, label] : p.labels) {
+      std::string l = label;
+      std::replace(l.begin(), l.end(), ',', ';');
+      row += "," + l;
+    }
+    if (p.error.empty()) {
+      std::ifstream f(p.dir + "/out/summary.json");
+      json s = json::parse(f);
+      char buf[512];
+      std::snprintf(buf, sizeof buf, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%s,", s["predicted_iteration_s"].get<double>(),
+                    s["measured_iteration_s"].get<double>(), s["breakdown"]["compute_s"].get<double>(),
+                    s["breakdown"]["exposed_communication_s"].get<double>(), s["breakdown"]["memcpy_s"].get<double>(),
+                    s["breakdown"]["idle_s"].get<double>(), s.value("busiest_link", "").c_str(), s.value("busiest_link_utilisation", "0").c_str());
+      row += buf;
+    } else {
+      std::string e = p.error;
+      std::replace(e.begin(), e.end(), ',', ';');
+      std::replace(e.begin(), e.end(), '\n', ' ');
+      row += ",,,,,,,,," + e;
+      ++failed;
+    }
+    reused += p.reused;
+    csv += row + "\n";
+  }
+  write_files_atomically(o.out_dir, {{"results.csv", csv}});
+  std::printf("sweep %s: %zu points (%zu reused from an earlier run, %zu failed); wrote %s/results.csv\n", spec.value("name", "").c_str(),
+              total, reused, failed, o.out_dir.c_str());
+  return 0;
+}
+
+}  // namespace composim::sim

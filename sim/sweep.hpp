@@ -1,0 +1,33 @@
+// File: sim/sweep.hpp
+//
+// `composim sweep SPEC.json --out DIR [-j N]`: runs the cartesian product of the spec's axes,
+// each point in its own composim process (one simulation per process), N at once, with a
+// progress bar on stderr, and writes DIR/results.csv (one row per point, in point order, so
+// the file is the same whatever N). Re-running resumes: a point whose summary.json exists
+// for the same parameters is not run again. A failing point records its error in its row.
+//
+// Spec:
+//   {"name": ..., "traces": ["{data}/traces/....json.gz"],        // one, or an axis "trace"
+//    "generate": {"gpus": 16, "gpu_model": "A100-PCIe-40GB", ...}, // topology generator defaults
+//    "axes": {"ranks": [1, 2, 4],                                  // scalar axes: one parameter
+//             "system": [{"label": "in host", "placement": "in-host"}, ...]},  // object axes: several
+//    "run_args": ["--warmup", "1"]}
+// Parameters are the generator's (topologies/generate.hpp, with snake_case names:
+// placement, hosts, gpus, levels, fanout, switch_gen, uplink_gen, uplink_lanes, gpu_gen,
+// cable, length_m, retimers, gpu_model, p2p, fabric_p2p, host_nic_gbps, compose_split) plus
+// "ranks", "trace" and "topology" (a shipped name or file, instead of generating one);
+// "compose_split": "ranks" attaches half of the ranks' GPUs to each of two hosts.
+#pragma once
+
+#include <string>
+
+namespace composim::sim {
+
+struct SweepRunOptions {
+  std::string spec_file, out_dir, composim, data_dir;
+  int jobs = 1;
+};
+
+int run_sweep_spec(const SweepRunOptions& o);
+
+}  // namespace composim::sim
