@@ -138,3 +138,25 @@ TEST(CollectiveCommand, BadArguments) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("goes down"), std::string::npos) << r.err;
 }
+
+// Invariant of data-parallel scaling: adding a rank never makes the all-reduce bytes each
+// rank sends smaller (2(n-1)/n * S grows with n), in the model and in a planned ring.
+TEST(CollectivePlanner, AllReduceBytesPerRankNeverShrinkWithRanks) {
+  double prev = 0;
+  for (int n = 2; n <= 1024; ++n) {
+    const double b = collective::ring_schedule(Kind::all_reduce, n, 1 << 20).bytes_per_rank;
+    EXPECT_GE(b, prev) << n;
+    prev = b;
+  }
+  auto t = topo::Topology::load("composable-falcon4016");
+  sim::CollectivePlanner planner(t);
+  double prev_bytes = 0;
+  for (int n = 2; n <= 16; ++n) {
+    auto p = planner.plan(Kind::all_reduce, 64 << 20, gpus(t, n), Protocol::simple, Algorithm::ring);
+    double per_rank = 0;
+    for (const auto& f : p.flows)
+      if (f.src == t.gpus()[0]) per_rank += f.bytes;
+    EXPECT_GE(per_rank, prev_bytes * (1 - 1e-12)) << n;
+    prev_bytes = per_rank;
+  }
+}

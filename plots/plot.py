@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Plots of a composim output directory, as PNG and PDF (what `composim plot DIR` runs).
+
+  /usr/bin/python3 plots/plot.py DIR
+
+- DIR/results.csv (a sweep): iteration time against the first numeric axis, one line per
+  value of the next axis, the other axes at their first value (sweep_iteration.png); the
+  time breakdown of every configuration at the largest value of that axis
+  (sweep_breakdown.png).
+- DIR/links.csv (a run): the most utilised link directions (links.png).
+- DIR/iterations.csv (a run): measured and predicted time per iteration (iterations.png).
+- DIR/report.csv (composim validate): measured vs predicted (report.png).
+"""
+import csv
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+BREAKDOWN = [("compute_s", "compute"), ("exposed_communication_s", "exposed communication"), ("memcpy_s", "memcpy"), ("idle_s", "idle")]
+
+
+def save(fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    fig.savefig(os.path.splitext(path)[0] + ".pdf")
+    plt.close(fig)
+    print("wrote", path)
+
+
+def numeric(v):
+    try:
+        float(v)
+        return True
+    except ValueError:
+        return False
+
+
+def sweep(d):
+    rows = [r for r in csv.DictReader(open(os.path.join(d, "results.csv"))) if not r["error"]]
+    if not rows:
+        print("plots: no successful point in results.csv", file=sys.stderr)
+        return 1
+    header = list(rows[0].keys())
+    axes = header[1:header.index("predicted_iteration_s")]
+    x = next((a for a in axes if all(numeric(r[a]) for r in rows)), axes[0])
+    rest = [a for a in axes if a != x]
+    series = rest[0] if rest else None
+    fixed = {a: rows[0][a] for a in rest[1:]}
+    sel = [r for r in rows if all(r[a] == v for a, v in fixed.items())]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    groups = {}
+    for r in sel:
+        groups.setdefault(r[series] if series else "all", []).append(r)
+    for name, rs in groups.items():
+        rs.sort(key=lambda r: float(r[x]) if numeric(r[x]) else r[x])
+        xs = [float(r[x]) if numeric(r[x]) else r[x] for r in rs]
+        ax1.plot(xs, [1e3 * float(r["predicted_iteration_s"]) for r in rs], "o-", label=name)
+        ax2.plot(xs, [1e3 * float(r["exposed_communication_s"]) for r in rs], "o-", label=name)
+    for ax, what in ((ax1, "predicted iteration time (ms)"), (ax2, "exposed communication per iteration (ms)")):
+        ax.set_xlabel(x)
+        ax.set_ylabel(what)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8, title=series)
+    sub = ", ".join(f"{a} = {v}" for a, v in fixed.items())
+    fig.suptitle("composim sweep" + (f" ({sub})" if sub else ""), fontsize=10)
+    save(fig, os.path.join(d, "sweep_iteration.png"))
+    # Breakdown at the largest x, one bar per configuration of the other axes.
+    xmax = max(sel, key=lambda r: float(r[x]) if numeric(r[x]) else 0)[x]
+    bars = [r for r in rows if r[x] == xmax]
+    labels = [" / ".join(r[a] for a in rest) for r in bars]
+    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(bars) + 2), 4.5))
+    bottom = [0.0] * len(bars)
+    for key, name in BREAKDOWN:
+        vals = [1e3 * float(r[key]) for r in bars]
+        ax.bar(range(len(bars)), vals, bottom=bottom, label=name)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_xticks(range(len(bars)))
+    ax.set_xticklabels(labels, rotation=90, fontsize=6)
+    ax.set_ylabel("time per iteration (ms)")
+    ax.set_title(f"time breakdown per configuration at {x} = {xmax}", fontsize=10)
+    ax.legend(fontsize=8)
+    save(fig, os.path.join(d, "sweep_breakdown.png"))
+    return 0
+
+
+def links(d):
+    rows = list(csv.DictReader(open(os.path.join(d, "links.csv"))))
+    rows = sorted(rows, key=lambda r: -float(r["utilisation"]))[:15]
+    rows = [r for r in rows if float(r["utilisation"]) > 0]
+    if not rows:
+        return 0
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(rows) + 1.5))
+    ax.barh([f"{r['from']} -> {r['to']}" for r in rows][::-1], [100 * float(r["utilisation"]) for r in rows][::-1])
+    ax.set_xlabel("mean utilisation over the simulated time (%)")
+    ax.set_title("most utilised link directions", fontsize=10)
+    save(fig, os.path.join(d, "links.png"))
+    return 0
+
+
+def iterations(d):
+    rows = list(csv.DictReader(open(os.path.join(d, "iterations.csv"))))
+    fig, ax = plt.subplots(figsize=(max(5, 0.6 * len(rows) + 2), 4))
+    xs = range(len(rows))
+    ax.bar([i - 0.2 for i in xs], [1e3 * float(r["measured_s"]) for r in rows], width=0.4, label="measured")
+    ax.bar([i + 0.2 for i in xs], [1e3 * float(r["predicted_s"]) for r in rows], width=0.4, label="predicted")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([r["iteration"] for r in rows], rotation=45, fontsize=7)
+    ax.set_ylabel("iteration time (ms)")
+    ax.legend(fontsize=8)
+    save(fig, os.path.join(d, "iterations.png"))
+    return 0
+
+
+def main(d):
+    done = 0
+    if os.path.exists(os.path.join(d, "results.csv")):
+        done += 1
+        if sweep(d):
+            return 1
+    if os.path.exists(os.path.join(d, "links.csv")):
+        done += 1
+        links(d)
+    if os.path.exists(os.path.join(d, "iterations.csv")):
+        done += 1
+        iterations(d)
+    if os.path.exists(os.path.join(d, "report.csv")):
+        done += 1
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import validation
+        validation.main(os.path.join(d, "report.csv"), os.path.join(d, "report.png"))
+    if not done:
+        print(f"plots: {d} has no results.csv, links.csv, iterations.csv or report.csv", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print(__doc__)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1]))

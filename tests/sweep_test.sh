@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Sweep tests: results do not depend on -j, re-running resumes, the composable invariants
+# hold (more uplink bandwidth is never slower, a longer cable is never faster), and the
+# plots render as images.
+set -euo pipefail
+src="$1"; bin="$2"; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cd "$src"
+"$bin" sweep tests/data/sweep-small.json --out "$tmp/a" -j 2 2>/dev/null
+"$bin" sweep tests/data/sweep-small.json --out "$tmp/b" -j 1 2>/dev/null
+cmp "$tmp/a/results.csv" "$tmp/b/results.csv" || { echo "FAILED: results differ between -j 2 and -j 1"; exit 1; }
+out=$("$bin" sweep tests/data/sweep-small.json --out "$tmp/a" -j 2 2>/dev/null)
+echo "$out" | grep -q "12 reused" || { echo "FAILED: re-run did not resume: $out"; exit 1; }
+/usr/bin/python3 - "$tmp/a/results.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 12 and all(not r["error"] for r in rows), rows
+t = {(r["ranks"], r["uplink_gen"], r["length_m"]): float(r["predicted_iteration_s"]) for r in rows}
+bad = []
+for (ranks, gen, length), v in t.items():
+    for g2 in ("3", "4", "5"):
+        if int(g2) > int(gen) and t[(ranks, g2, length)] > v * (1 + 1e-9):
+            bad.append(f"Gen{g2} slower than Gen{gen} at {ranks} ranks, {length} m")
+    if length == "1" and t[(ranks, gen, "100")] < v * (1 - 1e-9):
+        bad.append(f"100 m faster than 1 m at {ranks} ranks, Gen{gen}")
+assert not bad, bad
+print("invariants hold on", len(rows), "points")
+PY
+"$bin" plot "$tmp/a" >/dev/null
+for f in sweep_iteration.png sweep_breakdown.png sweep_iteration.pdf; do
+  /usr/bin/python3 -c "import sys; d=open(sys.argv[1],'rb').read(); sys.exit(0 if (d[:8]==b'\x89PNG\r\n\x1a\n' or d[:4]==b'%PDF') and len(d)>5000 else 1)" "$tmp/a/$f" \
+    || { echo "FAILED: $f is not a valid image"; exit 1; }
+done
+echo "sweep tests: 4 passed, 0 failed"
