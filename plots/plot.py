@@ -7,7 +7,7 @@
   value of the next axis, the other axes at their first value (sweep_iteration.png); the
   time breakdown of every configuration at the largest value of that axis
   (sweep_breakdown.png).
-- DIR/links.csv (a run): the most utilised link directions (links.png).
+- DIR/links.csv (a run): utilisation over time of the busiest link directions (links.png).
 - DIR/iterations.csv (a run): measured and predicted time per iteration (iterations.png).
 - DIR/report.csv (composim validate): measured vs predicted (report.png).
 """
@@ -89,14 +89,21 @@ def sweep(d):
 
 def links(d):
     rows = list(csv.DictReader(open(os.path.join(d, "links.csv"))))
-    rows = sorted(rows, key=lambda r: -float(r["utilisation"]))[:15]
-    rows = [r for r in rows if float(r["utilisation"]) > 0]
     if not rows:
         return 0
-    fig, ax = plt.subplots(figsize=(7, 0.35 * len(rows) + 1.5))
-    ax.barh([f"{r['from']} -> {r['to']}" for r in rows][::-1], [100 * float(r["utilisation"]) for r in rows][::-1])
-    ax.set_xlabel("mean utilisation over the simulated time (%)")
-    ax.set_title("most utilised link directions", fontsize=10)
+    series = {}
+    for r in rows:
+        series.setdefault(f"{r['from']} -> {r['to']}", []).append((float(r["bin_start_s"]), float(r["bin_end_s"]), float(r["utilisation"])))
+    top = sorted(series, key=lambda k: -sum(u for _, _, u in series[k]))[:6]
+    fig, ax = plt.subplots(figsize=(9, 4))
+    for name in top:
+        pts = series[name]
+        ax.step([1e3 * a for a, _, _ in pts], [100 * u for _, _, u in pts], where="post", label=name)
+    ax.set_xlabel("simulated time (ms)")
+    ax.set_ylabel("link utilisation (%)")
+    ax.set_title("utilisation over time of the busiest link directions", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
     save(fig, os.path.join(d, "links.png"))
     return 0
 

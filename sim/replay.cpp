@@ -200,12 +200,21 @@ struct Replay::Impl {
     std::int32_t node;
     std::int32_t instance;
     sg4::CommPtr comm;  // kept alive until it completes (SimGrid needs the handle)
+    int src = -1, dst = -1;  // topology endpoints, for link accounting
+    double bytes = 0, start = 0;
   };
   std::deque<CommTag> tags;
   std::vector<sg4::CommPtr> graveyard;  // completed; released at the next timer
   std::vector<std::array<double, 2>> link_bytes;
-  void account(int src, int dst, double bytes) {
-    for (const auto& h : platform->route(src, dst).hops) link_bytes[h.link][h.forward ? 0 : 1] += bytes;
+  std::vector<LinkInterval> link_intervals;
+  // A finished flow: its bytes on every link direction of its route, spread evenly over
+  // its lifetime (exact when its rate was constant).
+  void account(const CommTag& t) {
+    const double end = sg4::Engine::get_clock();
+    for (const auto& h : platform->route(t.src, t.dst).hops) {
+      link_bytes[h.link][h.forward ? 0 : 1] += t.bytes;
+      link_intervals.push_back({h.link, h.forward ? 0 : 1, t.start, end, t.bytes});
+    }
   }
 
   Impl(const topo::Topology& t, std::vector<Workload> w, ReplayOptions o) : topo(t), workloads(std::move(w)), opt(std::move(o)) {}
@@ -428,9 +437,8 @@ void Replay::Impl::start_copy(int rank, std::int32_t node) {
   sg4::Host* src = platform->host_of(op.copy == trace::CopyKind::htod ? host_node : gpu_node);
   sg4::Host* dst = platform->host_of(op.copy == trace::CopyKind::htod ? gpu_node : host_node);
   auto comm = sg4::Comm::sendto_init(src, dst);
-  account(op.copy == trace::CopyKind::htod ? host_node : gpu_node, op.copy == trace::CopyKind::htod ? gpu_node : host_node,
-          static_cast<double>(op.bytes));
-  tags.push_back({false, rank, node, -1, comm});
+  tags.push_back({false, rank, node, -1, comm, op.copy == trace::CopyKind::htod ? host_node : gpu_node,
+                  op.copy == trace::CopyKind::htod ? gpu_node : host_node, static_cast<double>(op.bytes), sg4::Engine::get_clock()});
   comm->set_payload_size(op.bytes);
   comm->set_data(&tags.back());
   comm->start();
@@ -458,9 +466,8 @@ void Replay::Impl::start_collective(std::int32_t id) {
   }
   inst.flows_left = 0;
   for (const auto& f : inst.plan.flows) {
-    account(f.src, f.dst, f.bytes);
     auto comm = sg4::Comm::sendto_init(platform->host_of(f.src), platform->host_of(f.dst));
-    tags.push_back({true, -1, -1, id, comm});
+    tags.push_back({true, -1, -1, id, comm, f.src, f.dst, f.bytes, sg4::Engine::get_clock()});
     comm->set_payload_size(static_cast<std::uint64_t>(std::llround(f.bytes)));
     comm->set_data(&tags.back());
     comm->start();
@@ -485,6 +492,7 @@ void Replay::Impl::finish_collective(std::int32_t id) {
 void Replay::Impl::on_comm_done(const sg4::Activity& a) {
   auto* tag = a.get_data<CommTag>();
   if (!tag) return;
+  account(*tag);
   graveyard.push_back(std::move(tag->comm));
   if (!tag->collective) {
     worklist.push_back(pack(tag->rank, tag->node));
@@ -564,6 +572,7 @@ ReplayResult Replay::run() {
   res.collectives = m.instances_done;
   res.collectives_without_size = m.no_size;
   res.link_bytes = m.link_bytes;
+  res.link_intervals = std::move(m.link_intervals);
   for (int r = 0; r < m.nranks; ++r) {
     const Graph& g = m.graphs[m.rank_workload[r]];
     const Workload& w = m.workloads[m.rank_workload[r]];

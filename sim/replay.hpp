@@ -52,6 +52,12 @@ struct RankTimes {
   std::vector<double> gpu_start, gpu_end;               // [gpu op]
 };
 
+// A flow's traffic on one link direction: `bytes` between `start_s` and `end_s`.
+struct LinkInterval {
+  int link, direction;
+  double start_s, end_s, bytes;
+};
+
 struct ReplayResult {
   std::vector<RankTimes> ranks;
   double makespan_s = 0;
@@ -61,6 +67,7 @@ struct ReplayResult {
   std::uint64_t collectives_without_size = 0;  // replayed at measured duration
   // Bytes carried by each topology link: [link][0] from -> to, [link][1] to -> from.
   std::vector<std::array<double, 2>> link_bytes;
+  std::vector<LinkInterval> link_intervals;
 };
 
 class Replay {

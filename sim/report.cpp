@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -228,14 +229,27 @@ std::string iterations_csv(const RunReport& rep) {
 }
 
 std::string links_csv(const ReplayResult& res, const topo::Topology& t) {
-  std::string s = "link,from,to,bandwidth_GBps,bytes,utilisation\n";
-  for (size_t i = 0; i < res.link_bytes.size() && i < t.links().size(); ++i) {
-    const auto& l = t.links()[i];
-    for (int d = 0; d < 2; ++d) {
-      const std::string a = t.nodes()[d == 0 ? l.from : l.to].name, b = t.nodes()[d == 0 ? l.to : l.from].name;
-      const double u = res.makespan_s > 0 ? res.link_bytes[i][d] / (l.bandwidth_Bps * res.makespan_s) : 0.0;
-      s += l.name + "," + a + "," + b + "," + fmt(l.bandwidth_Bps / 1e9) + "," + fmt(res.link_bytes[i][d]) + "," + fmt(u) + "\n";
+  // Utilisation over time: 100 bins over the simulated time, for the link directions that
+  // carried traffic; each flow's bytes spread evenly over its lifetime.
+  constexpr int kBins = 100;
+  const double span = res.makespan_s > 0 ? res.makespan_s : 1.0, width = span / kBins;
+  std::map<std::pair<int, int>, std::vector<double>> bins;
+  for (const auto& iv : res.link_intervals) {
+    auto& b = bins[{iv.link, iv.direction}];
+    if (b.empty()) b.assign(kBins, 0.0);
+    const double len = std::max(iv.end_s - iv.start_s, 1e-15);
+    for (int k = std::max(0, static_cast<int>(iv.start_s / width)); k < kBins && k * width < iv.end_s; ++k) {
+      const double overlap = std::min(iv.end_s, (k + 1) * width) - std::max(iv.start_s, k * width);
+      if (overlap > 0) b[k] += iv.bytes * overlap / len;
     }
+  }
+  std::string s = "link,from,to,bandwidth_GBps,bin_start_s,bin_end_s,bytes,utilisation\n";
+  for (const auto& [key, b] : bins) {
+    const auto& l = t.links()[key.first];
+    const std::string a = t.nodes()[key.second == 0 ? l.from : l.to].name, z = t.nodes()[key.second == 0 ? l.to : l.from].name;
+    for (int k = 0; k < kBins; ++k)
+      s += l.name + "," + a + "," + z + "," + fmt(l.bandwidth_Bps / 1e9) + "," + fmt(k * width) + "," + fmt((k + 1) * width) + "," + fmt(b[k]) +
+           "," + fmt(b[k] / (l.bandwidth_Bps * width)) + "\n";
   }
   return s;
 }

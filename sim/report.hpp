@@ -47,7 +47,8 @@ RunReport analyse(const std::vector<trace::Workload>& workloads, const ReplayRes
 // Output documents. `meta` goes into summary.json as given (topology, traces, ...).
 std::string summary_json(const RunReport& report, const ReplayResult& result, const std::map<std::string, std::string>& meta);
 std::string iterations_csv(const RunReport& report);
-// One row per link direction: bytes carried and mean utilisation over the simulated time.
+// Utilisation over time: for each link direction that carried traffic, 100 time bins over
+// the simulated time (bytes and utilisation per bin).
 std::string links_csv(const ReplayResult& result, const topo::Topology& topology);
 // The most-utilised link direction: (name "link (from->to)", utilisation); ("", 0) if none.
 std::pair<std::string, double> busiest_link(const ReplayResult& result, const topo::Topology& topology);
