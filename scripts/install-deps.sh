@@ -14,6 +14,9 @@ pkgs=(
   libcli11-dev              # command line
   python3-matplotlib        # plots (run with /usr/bin/python3)
 )
+# --with-slurm also installs Slurm and munge, to test `composim sweep --slurm` on a
+# one-node cluster (CI does; users need it only to try that on this machine).
+if [ "${1:-}" = "--with-slurm" ]; then pkgs+=(slurm-wlm munge); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

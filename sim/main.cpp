@@ -691,8 +691,13 @@ int main(int argc, char** argv) {
   sw.data_dir = val.data_dir;
   sw.jobs = val.jobs;
   auto* sweep_cmd = app.add_subcommand("sweep", "run every point of a sweep spec (topology parameters x ranks x traces)");
-  sweep_cmd->add_option("spec", sw.spec_file, "sweep spec JSON")->required();
-  sweep_cmd->add_option("--out", sw.out_dir, "results directory (re-running resumes)")->required();
+  sweep_cmd->add_option("spec", sw.spec_file, "sweep spec JSON (not with --collect)");
+  sweep_cmd->add_option("--out", sw.out_dir, "results directory (re-running resumes)");
+  std::string collect_dir;
+  sweep_cmd->add_option("--collect", collect_dir, "merge the finished points of a Slurm sweep directory into results.csv");
+  sweep_cmd->add_flag("--slurm", sw.slurm, "prepare the points and write DIR/sweep.slurm, a Slurm job array, instead of running");
+  sweep_cmd->add_option("--tasks", sw.tasks, "Slurm array tasks (default: min(points, 64))")->check(CLI::Range(1, 100000));
+  sweep_cmd->add_option("--task", sw.task, "run only this array task's points (used by sweep.slurm)")->check(CLI::Range(0, 99999));
   sweep_cmd->add_option("-j,--jobs", sw.jobs, "points run at once")->check(CLI::Range(1, 256));
   sweep_cmd->add_option("--data", sw.data_dir, "folder that {data} in the spec stands for");
 
@@ -730,6 +735,13 @@ int main(int argc, char** argv) {
       return sim::validate(val);
     }
     if (*sweep_cmd) {
+      if (!collect_dir.empty()) {
+        sw.collect = true;
+        sw.out_dir = collect_dir;
+      } else if (sw.spec_file.empty() || sw.out_dir.empty()) {
+        input_error("", "sweep", "needs SPEC and --out DIR (or --collect DIR)");
+      }
+      if (sw.task >= 0 && sw.tasks <= sw.task) input_error("", "--task", "needs --tasks greater than --task");
       char self[4096];
       const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
       sw.composim = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);

@@ -74,22 +74,23 @@ topo::GenerateOptions generator_options(const json& p, const std::string& place)
 }  // namespace
 
 int run_sweep_spec(const SweepRunOptions& o) {
-  std::ifstream in(o.spec_file);
-  if (!in) input_error(o.spec_file, "", "cannot open the sweep spec");
+  const std::string spec_file = o.collect && o.spec_file.empty() ? o.out_dir + "/sweep.json" : o.spec_file;
+  std::ifstream in(spec_file);
+  if (!in) input_error(spec_file, "", o.collect ? "no sweep.json here: was this directory written by `composim sweep --slurm`?" : "cannot open the sweep spec");
   json spec;
   try {
     spec = json::parse(in);
   } catch (const json::parse_error& e) {
-    input_error(o.spec_file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+    input_error(spec_file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
   }
   if (!spec.is_object() || !spec.contains("axes") || !spec["axes"].is_object() || spec["axes"].empty())
-    input_error(o.spec_file, "axes", "expected an object of axis name -> list of values");
+    input_error(spec_file, "axes", "expected an object of axis name -> list of values");
   static const std::set<std::string> kKnown = {"placement", "hosts", "gpus", "levels", "fanout", "switch_gen", "uplink_gen", "uplink_lanes",
                                                "gpu_gen", "cable", "length_m", "retimers", "gpu_model", "p2p", "fabric_p2p",
                                                "host_nic_gbps", "compose_split", "ranks", "trace", "topology", "label"};
   auto check_keys = [&](const json& obj, const std::string& place) {
     for (auto it = obj.begin(); it != obj.end(); ++it)
-      if (!kKnown.count(it.key())) input_error(o.spec_file, place, "unknown parameter \"" + it.key() + "\"");
+      if (!kKnown.count(it.key())) input_error(spec_file, place, "unknown parameter \"" + it.key() + "\"");
   };
   json base = spec.value("generate", json::object());
   check_keys(base, "generate");
@@ -97,16 +98,16 @@ int run_sweep_spec(const SweepRunOptions& o) {
   // Axes in file order, and the cartesian product.
   std::vector<std::pair<std::string, json>> axes;
   for (auto it = spec["axes"].begin(); it != spec["axes"].end(); ++it) {
-    if (!it->is_array() || it->empty()) input_error(o.spec_file, "axes." + it.key(), "expected a non-empty list of values");
+    if (!it->is_array() || it->empty()) input_error(spec_file, "axes." + it.key(), "expected a non-empty list of values");
     for (const auto& v : *it)
       if (v.is_object()) check_keys(v, "axes." + it.key());
-      else if (!kKnown.count(it.key())) input_error(o.spec_file, "axes." + it.key(), "unknown parameter (scalar axes name a parameter)");
+      else if (!kKnown.count(it.key())) input_error(spec_file, "axes." + it.key(), "unknown parameter (scalar axes name a parameter)");
     axes.emplace_back(it.key(), *it);
   }
   size_t total_points = 1;
   for (const auto& a : axes) {
     total_points *= a.second.size();
-    if (total_points > 100000) input_error(o.spec_file, "axes", "more than 100000 points");
+    if (total_points > 100000) input_error(spec_file, "axes", "more than 100000 points");
   }
   std::vector<SweepPoint> points;
   for (size_t k = 0; k < total_points; ++k) {
@@ -140,6 +141,21 @@ int run_sweep_spec(const SweepRunOptions& o) {
   // Prepare each point: topology file, command; reuse finished ones with the same parameters.
   std::vector<std::string> commands(points.size());
   for (auto& p : points) {
+    if (o.collect) {
+      p.dir = o.out_dir + "/points/" + std::to_string(p.index);
+      if (fs::exists(p.dir + "/out/summary.json")) p.reused = true;
+      else if (std::ifstream err(p.dir + "/log.txt"); err && fs::exists(p.dir + "/failed")) {
+        std::string line, last;
+        while (std::getline(err, line))
+          if (!line.empty()) last = line;
+        p.error = last.empty() ? "composim run failed" : last;
+      } else p.error = "not run yet";
+      continue;
+    }
+    if (o.task >= 0 && static_cast<int>(p.index % static_cast<size_t>(o.tasks)) != o.task) {
+      p.reused = true;  // another task's point
+      continue;
+    }
     p.dir = o.out_dir + "/points/" + std::to_string(p.index);
     fs::create_directories(p.dir);
     const std::string params_file = p.dir + "/point.json";
@@ -183,6 +199,25 @@ int run_sweep_spec(const SweepRunOptions& o) {
     for (const auto& a : run_args) cmd += " " + quote(a);
     commands[p.index] = cmd + " --out " + quote(p.dir + "/out") + " >" + quote(p.dir + "/log.txt") + " 2>&1";
   }
+  if (o.slurm) {
+    // Save the spec beside the points and write the job array.
+    std::ofstream(o.out_dir + "/sweep.json") << spec.dump(1) << "\n";
+    const int tasks = o.tasks > 0 ? std::min<int>(o.tasks, static_cast<int>(points.size())) : static_cast<int>(std::min<size_t>(points.size(), 64));
+    const std::string abs_out = fs::absolute(o.out_dir).string();
+    std::string script = "#!/bin/bash\n# composim sweep as a Slurm job array: task k runs the points i with i % " + std::to_string(tasks) +
+                         " == k of " + spec.value("name", std::string("the sweep")) + " into " + abs_out + ".\n" +
+                         "# Submit: sbatch " + abs_out + "/sweep.slurm ; then: composim sweep --collect " + abs_out + "\n" +
+                         "#SBATCH --job-name=composim-sweep\n#SBATCH --array=0-" + std::to_string(tasks - 1) + "\n#SBATCH --ntasks=1\n" +
+                         "#SBATCH --cpus-per-task=1\n#SBATCH --output=" + abs_out + "/slurm-%A_%a.out\n" +
+                         "#SBATCH --chdir=" + fs::current_path().string() + "\n" +
+                         "exec " + quote(o.composim) + " sweep " + quote(fs::absolute(o.out_dir + "/sweep.json").string()) + " --out " + quote(abs_out) +
+                         " --data " + quote(o.data_dir) + " --task \"$SLURM_ARRAY_TASK_ID\" --tasks " + std::to_string(tasks) + "\n";
+    write_files_atomically(o.out_dir, {{"sweep.slurm", script}});
+    std::printf("wrote %s/sweep.slurm: a job array of %d tasks over %zu points; submit it with sbatch, then run composim sweep --collect %s\n",
+                o.out_dir.c_str(), tasks, points.size(), o.out_dir.c_str());
+    return 0;
+  }
+
   // Run, N at once, with a progress bar.
   std::atomic<size_t> next{0}, done{0};
   std::mutex print;
@@ -203,7 +238,8 @@ int run_sweep_spec(const SweepRunOptions& o) {
     pool.emplace_back([&] {
       for (size_t i = next++; i < points.size(); i = next++) {
         SweepPoint& p = points[i];
-        if (!p.reused && p.error.empty() && std::system(commands[i].c_str()) != 0) {
+        if (!o.collect && !p.reused && p.error.empty() && std::system(commands[i].c_str()) != 0) {
+          std::ofstream(p.dir + "/failed") << "1\n";
           std::ifstream log(p.dir + "/log.txt");
           std::string line, last;
           while (std::getline(log, line))
@@ -216,6 +252,10 @@ int run_sweep_spec(const SweepRunOptions& o) {
     });
   for (auto& t : pool) t.join();
   if (tty) std::fprintf(stderr, "\n");
+  if (o.task >= 0) {
+    std::printf("sweep task %d of %d done\n", o.task, o.tasks);
+    return 0;  // --collect writes results.csv once every task has run
+  }
 
   // results.csv in point order.
   std::string csv = "point";
@@ -249,8 +289,12 @@ int run_sweep_spec(const SweepRunOptions& o) {
     csv += row + "\n";
   }
   write_files_atomically(o.out_dir, {{"results.csv", csv}});
-  std::printf("sweep %s: %zu points (%zu reused from an earlier run, %zu failed); wrote %s/results.csv\n", spec.value("name", "").c_str(),
-              total, reused, failed, o.out_dir.c_str());
+  if (o.collect)
+    std::printf("sweep %s: %zu points (%zu finished, %zu failed or not run); wrote %s/results.csv\n", spec.value("name", "").c_str(), total,
+                reused, failed, o.out_dir.c_str());
+  else
+    std::printf("sweep %s: %zu points (%zu reused from an earlier run, %zu failed); wrote %s/results.csv\n", spec.value("name", "").c_str(),
+                total, reused, failed, o.out_dir.c_str());
   return 0;
 }
 

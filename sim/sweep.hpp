@@ -17,6 +17,10 @@
 // cable, length_m, retimers, gpu_model, p2p, fabric_p2p, host_nic_gbps, compose_split) plus
 // "ranks", "trace" and "topology" (a shipped name or file, instead of generating one);
 // "compose_split": "ranks" attaches half of the ranks' GPUs to each of two hosts.
+//
+// On a cluster: `composim sweep SPEC --out DIR --slurm [--tasks N]` writes DIR/sweep.slurm
+// (sbatch it); every array task writes into the same DIR; `composim sweep --collect DIR`
+// then writes DIR/results.csv, marking points that have not run.
 #pragma once
 
 #include <string>
@@ -26,6 +30,12 @@ namespace composim::sim {
 struct SweepRunOptions {
   std::string spec_file, out_dir, composim, data_dir;
   int jobs = 1;
+  // Slurm: `slurm` prepares every point and writes DIR/sweep.slurm, a job array of `tasks`
+  // tasks; task k (`task` = k) runs the points i with i % tasks == k; `collect` runs
+  // nothing and merges the finished points into results.csv (from DIR/sweep.json, the spec
+  // saved when the array was written).
+  bool slurm = false, collect = false;
+  int task = -1, tasks = 0;
 };
 
 int run_sweep_spec(const SweepRunOptions& o);
