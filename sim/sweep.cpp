@@ -83,11 +83,14 @@ int run_sweep_spec(const SweepRunOptions& o) {
   } catch (const json::parse_error& e) {
     input_error(spec_file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
   }
-  if (!spec.is_object() || !spec.contains("axes") || !spec["axes"].is_object() || spec["axes"].empty())
+  if (!spec.is_object() || (!spec.contains("axes") && !spec.contains("points")))
+    input_error(spec_file, "top level", "expected \"axes\" (an object of axis name -> list of values) and/or \"points\" (a list)");
+  if (spec.contains("axes") && (!spec["axes"].is_object() || spec["axes"].empty()))
     input_error(spec_file, "axes", "expected an object of axis name -> list of values");
+  if (spec.contains("points") && !spec["points"].is_array()) input_error(spec_file, "points", "expected a list of parameter objects");
   static const std::set<std::string> kKnown = {"placement", "hosts", "gpus", "levels", "fanout", "switch_gen", "uplink_gen", "uplink_lanes",
                                                "gpu_gen", "cable", "length_m", "retimers", "gpu_model", "p2p", "fabric_p2p",
-                                               "host_nic_gbps", "compose_split", "ranks", "trace", "topology", "label"};
+                                               "host_nic_gbps", "compose_split", "compose", "ranks", "trace", "topology", "label"};
   auto check_keys = [&](const json& obj, const std::string& place) {
     for (auto it = obj.begin(); it != obj.end(); ++it)
       if (!kKnown.count(it.key())) input_error(spec_file, place, "unknown parameter \"" + it.key() + "\"");
@@ -97,14 +100,16 @@ int run_sweep_spec(const SweepRunOptions& o) {
   if (spec.contains("traces")) base["trace"] = spec["traces"].at(0);
   // Axes in file order, and the cartesian product.
   std::vector<std::pair<std::string, json>> axes;
-  for (auto it = spec["axes"].begin(); it != spec["axes"].end(); ++it) {
+  const json no_axes = json::object();
+  const json& axes_doc = spec.contains("axes") ? spec["axes"] : no_axes;
+  for (auto it = axes_doc.begin(); it != axes_doc.end(); ++it) {
     if (!it->is_array() || it->empty()) input_error(spec_file, "axes." + it.key(), "expected a non-empty list of values");
     for (const auto& v : *it)
       if (v.is_object()) check_keys(v, "axes." + it.key());
       else if (!kKnown.count(it.key())) input_error(spec_file, "axes." + it.key(), "unknown parameter (scalar axes name a parameter)");
     axes.emplace_back(it.key(), *it);
   }
-  size_t total_points = 1;
+  size_t total_points = axes.empty() ? 0 : 1;
   for (const auto& a : axes) {
     total_points *= a.second.size();
     if (total_points > 100000) input_error(spec_file, "axes", "more than 100000 points");
@@ -134,6 +139,28 @@ int run_sweep_spec(const SweepRunOptions& o) {
     }
     points.push_back(std::move(p));
   }
+  // Explicit points, after the product: {"label": ..., parameters...}; axis columns keep
+  // the base values' labels ("-" for an axis the point does not set).
+  if (spec.contains("points"))
+    for (size_t k = 0; k < spec["points"].size(); ++k) {
+      const json& v = spec["points"][k];
+      if (!v.is_object()) input_error(spec_file, "points[" + std::to_string(k) + "]", "expected an object of parameters");
+      check_keys(v, "points[" + std::to_string(k) + "]");
+      SweepPoint p;
+      p.index = points.size();
+      p.params = base;
+      for (auto it = v.begin(); it != v.end(); ++it)
+        if (it.key() != "label") p.params[it.key()] = *it;
+      for (const auto& a : axes) {
+        std::string label = "-";
+        if (v.contains(a.first)) label = v[a.first].is_string() ? v[a.first].get<std::string>() : v[a.first].dump();
+        else if (v.contains("label")) label = v["label"].get<std::string>();
+        p.labels.emplace_back(a.first, label);
+      }
+      if (axes.empty()) p.labels.emplace_back("point", v.value("label", std::to_string(k)));
+      points.push_back(std::move(p));
+    }
+  if (points.empty()) input_error(spec_file, "axes", "the sweep has no point");
 
   fs::create_directories(o.out_dir + "/points");
   std::vector<std::string> run_args;
@@ -196,6 +223,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
     }
     std::string cmd = quote(o.composim) + " run --trace " + quote(trace) + " --topology " + quote(topology);
     if (p.params.contains("ranks")) cmd += " --ranks " + std::to_string(p.params["ranks"].get<int>());
+    if (p.params.contains("compose")) cmd += " --compose " + quote(p.params["compose"].get<std::string>());
     for (const auto& a : run_args) cmd += " " + quote(a);
     commands[p.index] = cmd + " --out " + quote(p.dir + "/out") + " >" + quote(p.dir + "/log.txt") + " 2>&1";
   }
@@ -260,6 +288,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
   // results.csv in point order.
   std::string csv = "point";
   for (const auto& a : axes) csv += "," + a.first;
+  if (axes.empty()) csv += ",label";
   csv += ",predicted_iteration_s,measured_iteration_s,compute_s,exposed_communication_s,memcpy_s,idle_s,busiest_link,busiest_link_utilisation,error\n";
   size_t failed = 0, reused = 0;
   for (const auto& p : points) {

@@ -11,11 +11,13 @@
 //    "generate": {"gpus": 16, "gpu_model": "A100-PCIe-40GB", ...}, // topology generator defaults
 //    "axes": {"ranks": [1, 2, 4],                                  // scalar axes: one parameter
 //             "system": [{"label": "in host", "placement": "in-host"}, ...]},  // object axes: several
+//    "points": [{"label": "one extra", "ranks": 8, "topology": "dgx-a100"}],  // explicit points, after the product
 //    "run_args": ["--warmup", "1"]}
 // Parameters are the generator's (topologies/generate.hpp, with snake_case names:
 // placement, hosts, gpus, levels, fanout, switch_gen, uplink_gen, uplink_lanes, gpu_gen,
 // cable, length_m, retimers, gpu_model, p2p, fabric_p2p, host_nic_gbps, compose_split) plus
-// "ranks", "trace" and "topology" (a shipped name or file, instead of generating one);
+// "ranks", "trace", "compose" (a --compose string) and "topology" (a shipped name or file,
+// instead of generating one);
 // "compose_split": "ranks" attaches half of the ranks' GPUs to each of two hosts.
 //
 // On a cluster: `composim sweep SPEC --out DIR --slurm [--tasks N]` writes DIR/sweep.slurm

@@ -30,4 +30,11 @@ for f in sweep_iteration.png sweep_breakdown.png sweep_iteration.pdf; do
   /usr/bin/python3 -c "import sys; d=open(sys.argv[1],'rb').read(); sys.exit(0 if (d[:8]==b'\x89PNG\r\n\x1a\n' or d[:4]==b'%PDF') and len(d)>5000 else 1)" "$tmp/a/$f" \
     || { echo "FAILED: $f is not a valid image"; exit 1; }
 done
-echo "sweep tests: 4 passed, 0 failed"
+# A run directory: link utilisation over time and iterations.
+"$bin" run --trace examples/traces/ddp2_rank0.json --trace examples/traces/ddp2_rank1.json --topology composable-falcon4016 --out "$tmp/run" >/dev/null
+"$bin" plot "$tmp/run" >/dev/null
+for f in links.png iterations.png links.pdf; do
+  /usr/bin/python3 -c "import sys; d=open(sys.argv[1],'rb').read(); sys.exit(0 if (d[:8]==b'\x89PNG\r\n\x1a\n' or d[:4]==b'%PDF') and len(d)>5000 else 1)" "$tmp/run/$f" \
+    || { echo "FAILED: $f is not a valid image"; exit 1; }
+done
+echo "sweep tests: 5 passed, 0 failed"
