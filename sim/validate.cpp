@@ -419,7 +419,9 @@ int validate(const ValidateOptions& o) {
     }
   }
 
-  const bool failed = std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.status == "fail" || c.status == "error"; });
+  const bool failed = std::any_of(cases.begin(), cases.end(), [&](const Case& c) {
+    return c.status == "fail" || c.status == "error" || (o.strict && c.status == "known gap");
+  });
   if (std::all_of(cases.begin(), cases.end(), [](const Case& c) { return c.status == "skipped"; }))
     std::printf("\nnote: every case was skipped (their inputs are missing): nothing was validated\n");
   if (!o.out_dir.empty()) {

@@ -752,6 +752,13 @@ TEST(Cli, ValidateSkipsMissingInputsAndFailsOutOfTolerance) {
   EXPECT_EQ(report["summary"]["collective"]["cases"], 2);
   EXPECT_EQ(report["summary"]["collective"]["fail"], 1);
   EXPECT_EQ(report["summary"]["collective"]["pass"], 1);
+  // A known gap does not fail the run, unless --strict.
+  r = composim::testing::run_cli("validate --cases " + cases + "/nccl-dgxa100-4gpu-p2p-disabled.json --data " + composim::testing::shared_data());
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("known gap"), std::string::npos);
+  r = composim::testing::run_cli("validate --strict --cases " + cases + "/nccl-dgxa100-4gpu-p2p-disabled.json --data " +
+                                 composim::testing::shared_data());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
 }
 
 // calibrate: fitting the V100 2, 4 and 8-GPU sweeps recovers an NVLink2 efficiency near the
