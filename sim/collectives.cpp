@@ -18,6 +18,18 @@ constexpr size_t kMaxRings = 16;
 constexpr size_t kExhaustiveLimit = 9;  // GPUs per machine searched over all orders
 }  // namespace
 
+// Members grouped by machine, machines in order of their first member (rank order).
+std::pair<std::vector<int>, std::map<int, std::vector<int>>> CollectivePlanner::group_by_machine(const std::vector<int>& gpus) const {
+  std::vector<int> machine_ids;
+  std::map<int, std::vector<int>> by_machine;
+  for (int g : gpus) {
+    const int m = topo_.machine_of(g);
+    if (!by_machine.count(m)) machine_ids.push_back(m);
+    by_machine[m].push_back(g);
+  }
+  return {machine_ids, by_machine};
+}
+
 const topo::Route& CollectivePlanner::route(int a, int b) {
   auto it = routes_.find({a, b});
   if (it == routes_.end()) it = routes_.emplace(std::make_pair(a, b), topo::route(topo_, a, b, /*nccl_paths=*/true)).first;
@@ -140,14 +152,7 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
   auto it = structures_.find(gpus);
   if (it != structures_.end()) return it->second;
   Structure s;
-  // Group by machine, in rank order.
-  std::vector<int> machine_ids;
-  std::map<int, std::vector<int>> by_machine;
-  for (int g : gpus) {
-    const int m = topo_.machine_of(g);
-    if (!by_machine.count(m)) machine_ids.push_back(m);
-    by_machine[m].push_back(g);
-  }
+  auto [machine_ids, by_machine] = group_by_machine(gpus);
   const size_t machines = machine_ids.size();
   // Intra-machine ring orders.
   std::vector<std::vector<int>> local;
@@ -267,13 +272,7 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
 CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::vector<int>& gpus, std::optional<Protocol> protocol) {
   CollectivePlan p;
   const int n = static_cast<int>(gpus.size());
-  std::vector<int> machine_ids;
-  std::map<int, std::vector<int>> by_machine;
-  for (int g : gpus) {
-    const int m = topo_.machine_of(g);
-    if (!by_machine.count(m)) machine_ids.push_back(m);
-    by_machine[m].push_back(g);
-  }
+  auto [machine_ids, by_machine] = group_by_machine(gpus);
   const size_t M = machine_ids.size(), L = by_machine[machine_ids[0]].size();
   bool uniform = true;
   for (int m : machine_ids) uniform = uniform && by_machine[m].size() == L;

@@ -85,6 +85,7 @@ class CollectivePlanner {
     collective::LinkClass link_class = collective::LinkClass::pcie;
   };
   const Structure& structure(const std::vector<int>& gpus);
+  std::pair<std::vector<int>, std::map<int, std::vector<int>>> group_by_machine(const std::vector<int>& gpus) const;
   CollectivePlan plan_all_to_all(double in_bytes, const std::vector<int>& gpus, std::optional<collective::Protocol> protocol);
   std::vector<Ring> pack_rings(const std::vector<std::vector<int>>& candidates, std::map<std::pair<int, int>, double>& residual, size_t max);
   double bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual);

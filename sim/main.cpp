@@ -34,6 +34,7 @@
 #include "models/units.hpp"
 #include "sim/nccl_tests.hpp"
 #include "sim/platform.hpp"
+#include "sim/process.hpp"
 #include "sim/replay.hpp"
 #include "sim/report.hpp"
 #include "sim/calibrate.hpp"
@@ -730,9 +731,7 @@ int main(int argc, char** argv) {
     if (*val_cmd) {
       if (val_cmd->count("--out") && val.out_dir.empty()) input_error("", "--out", "needs a directory");
       if (val.cases.empty()) val.cases.push_back(std::string(COMPOSIM_SOURCE_DIR) + "/validation/cases");
-      char self[4096];
-      const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-      val.composim = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
+      val.composim = sim::self_executable(argv[0]);
       return sim::validate(val);
     }
     if (*sweep_cmd) {
@@ -743,9 +742,7 @@ int main(int argc, char** argv) {
         input_error("", "sweep", "needs SPEC and --out DIR (or --collect DIR)");
       }
       if (sw.task >= 0 && sw.tasks <= sw.task) input_error("", "--task", "needs --tasks greater than --task");
-      char self[4096];
-      const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-      sw.composim = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
+      sw.composim = sim::self_executable(argv[0]);
       return sim::run_sweep_spec(sw);
     }
     if (*plot_cmd) {
@@ -755,9 +752,7 @@ int main(int argc, char** argv) {
       return WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
     }
     if (*cal_cmd) {
-      char self[4096];
-      const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-      cal.composim = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
+      cal.composim = sim::self_executable(argv[0]);
       return sim::calibrate(cal);
     }
     if (*p2p_cmd) return cmd_p2p(p2p, sg, p2p_cmd->count("--out") > 0);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "models/error.hpp"
+#include "sim/process.hpp"
 #include "sim/report.hpp"
 #include "topologies/generate.hpp"
 #include "topologies/topology.hpp"
@@ -22,12 +23,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;  // axes keep the spec's order
 
 namespace {
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 struct SweepPoint {
   size_t index;
@@ -221,11 +216,11 @@ int run_sweep_spec(const SweepRunOptions& o) {
       p.error = e.what();
       continue;
     }
-    std::string cmd = quote(o.composim) + " run --trace " + quote(trace) + " --topology " + quote(topology);
+    std::string cmd = shell_quote(o.composim) + " run --trace " + shell_quote(trace) + " --topology " + shell_quote(topology);
     if (p.params.contains("ranks")) cmd += " --ranks " + std::to_string(p.params["ranks"].get<int>());
-    if (p.params.contains("compose")) cmd += " --compose " + quote(p.params["compose"].get<std::string>());
-    for (const auto& a : run_args) cmd += " " + quote(a);
-    commands[p.index] = cmd + " --out " + quote(p.dir + "/out") + " >" + quote(p.dir + "/log.txt") + " 2>&1";
+    if (p.params.contains("compose")) cmd += " --compose " + shell_quote(p.params["compose"].get<std::string>());
+    for (const auto& a : run_args) cmd += " " + shell_quote(a);
+    commands[p.index] = cmd + " --out " + shell_quote(p.dir + "/out") + " >" + shell_quote(p.dir + "/log.txt") + " 2>&1";
   }
   if (o.slurm) {
     // Save the spec beside the points and write the job array.
@@ -238,8 +233,8 @@ int run_sweep_spec(const SweepRunOptions& o) {
                          "#SBATCH --job-name=composim-sweep\n#SBATCH --array=0-" + std::to_string(tasks - 1) + "\n#SBATCH --ntasks=1\n" +
                          "#SBATCH --cpus-per-task=1\n#SBATCH --output=" + abs_out + "/slurm-%A_%a.out\n" +
                          "#SBATCH --chdir=" + fs::current_path().string() + "\n" +
-                         "exec " + quote(o.composim) + " sweep " + quote(fs::absolute(o.out_dir + "/sweep.json").string()) + " --out " + quote(abs_out) +
-                         " --data " + quote(o.data_dir) + " --task \"$SLURM_ARRAY_TASK_ID\" --tasks " + std::to_string(tasks) + "\n";
+                         "exec " + shell_quote(o.composim) + " sweep " + shell_quote(fs::absolute(o.out_dir + "/sweep.json").string()) + " --out " + shell_quote(abs_out) +
+                         " --data " + shell_quote(o.data_dir) + " --task \"$SLURM_ARRAY_TASK_ID\" --tasks " + std::to_string(tasks) + "\n";
     write_files_atomically(o.out_dir, {{"sweep.slurm", script}});
     std::printf("wrote %s/sweep.slurm: a job array of %d tasks over %zu points; submit it with sbatch, then run composim sweep --collect %s\n",
                 o.out_dir.c_str(), tasks, points.size(), o.out_dir.c_str());

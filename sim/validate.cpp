@@ -17,6 +17,7 @@
 
 #include "models/error.hpp"
 #include "sim/calibrate.hpp"
+#include "sim/process.hpp"
 #include "sim/report.hpp"
 #include "topologies/topology.hpp"
 
@@ -109,12 +110,6 @@ std::vector<std::map<std::string, std::string>> read_csv(const std::string& path
     rows.push_back(std::move(row));
   }
   return rows;
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
 }
 
 const json& need(const json& obj, const char* key, const Case& c, const std::string& place) {
@@ -223,24 +218,24 @@ void build_command(Case& c, const ValidateOptions& o) {
         v = o.data_dir + v.substr(6);
         if (!fs::exists(v)) c.skip_reason = "input missing: " + v;
       }
-      args += " " + quote(v);
+      args += " " + shell_quote(v);
     }
   }
-  std::string cmd = quote(o.composim);
+  std::string cmd = shell_quote(o.composim);
   if (kind == "replay") {
-    cmd += " run --trace " + quote(o.data_dir + "/" + need_str(c.doc["measured"], "trace", c, "measured")) + " --topology " + quote(topo);
+    cmd += " run --trace " + shell_quote(o.data_dir + "/" + need_str(c.doc["measured"], "trace", c, "measured")) + " --topology " + shell_quote(topo);
   } else if (kind == "collective") {
     double lo = INFINITY, hi = 0;
     for (const auto& p : c.points) lo = std::min(lo, p.key), hi = std::max(hi, p.key);
-    cmd += " collective --op " + quote(need_str(run, "op", c, "run")) + " --bytes " + std::to_string(static_cast<long long>(lo)) + ":" +
-           std::to_string(static_cast<long long>(hi)) + " --step-factor 2 --topology " + quote(topo);
+    cmd += " collective --op " + shell_quote(need_str(run, "op", c, "run")) + " --bytes " + std::to_string(static_cast<long long>(lo)) + ":" +
+           std::to_string(static_cast<long long>(hi)) + " --step-factor 2 --topology " + shell_quote(topo);
   } else if (kind == "p2p") {
-    cmd += " p2p --topology " + quote(topo);
+    cmd += " p2p --topology " + shell_quote(topo);
   } else {
     input_error(c.file, "run.kind", "unknown kind \"" + kind + "\" (replay, collective, p2p)");
   }
-  if (!o.params_file.empty()) cmd += " --params " + quote(o.params_file);
-  c.command = cmd + args + " --out " + quote(c.work_dir) + " >" + quote(c.work_dir + ".log") + " 2>&1";
+  if (!o.params_file.empty()) cmd += " --params " + shell_quote(o.params_file);
+  c.command = cmd + args + " --out " + shell_quote(c.work_dir) + " >" + shell_quote(c.work_dir + ".log") + " 2>&1";
 }
 
 void read_predictions(Case& c) {
@@ -452,7 +447,7 @@ int validate(const ValidateOptions& o) {
     write_files_atomically(o.out_dir, files_out);
     const std::string script = std::string(COMPOSIM_SOURCE_DIR) + "/plots/validation.py";
     if (fs::exists(script) && fs::exists("/usr/bin/python3")) {
-      const std::string cmd = "/usr/bin/python3 " + quote(script) + " " + quote(o.out_dir + "/report.csv") + " " + quote(o.out_dir + "/report.png") + " >/dev/null 2>&1";
+      const std::string cmd = "/usr/bin/python3 " + shell_quote(script) + " " + shell_quote(o.out_dir + "/report.csv") + " " + shell_quote(o.out_dir + "/report.png") + " >/dev/null 2>&1";
       if (std::system(cmd.c_str()) == 0) std::printf("\nwrote %s/report.csv, report.json, report.png\n", o.out_dir.c_str());
       else std::printf("\nwrote %s/report.csv, report.json (no plot: /usr/bin/python3 with matplotlib is needed)\n", o.out_dir.c_str());
     } else {
