@@ -42,8 +42,8 @@ def numeric(v):
 def sweep(d):
     rows = [r for r in csv.DictReader(open(os.path.join(d, "results.csv"))) if not r["error"]]
     if not rows:
-        print("plots: no successful point in results.csv", file=sys.stderr)
-        return 1
+        print(f"composim: error: {d}/results.csv: no successful point to plot", file=sys.stderr)
+        return 2
     header = list(rows[0].keys())
     axes = header[1:header.index("predicted_iteration_s")]
     x = next((a for a in axes if all(numeric(r[a]) for r in rows)), axes[0])
@@ -123,6 +123,9 @@ def iterations(d):
 
 
 def main(d):
+    if not os.path.isdir(d):
+        print(f"composim: error: {d}: no such directory", file=sys.stderr)
+        return 2
     done = 0
     if os.path.exists(os.path.join(d, "results.csv")):
         done += 1
@@ -139,8 +142,9 @@ def main(d):
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import validation
         validation.main(os.path.join(d, "report.csv"), os.path.join(d, "report.png"))
+        print("wrote", os.path.join(d, "report.png"))
     if not done:
-        print(f"plots: {d} has no results.csv, links.csv, iterations.csv or report.csv", file=sys.stderr)
+        print(f"composim: error: {d}: no results.csv, links.csv, iterations.csv or report.csv to plot", file=sys.stderr)
         return 2
     return 0
 

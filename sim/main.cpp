@@ -141,9 +141,11 @@ std::vector<int> parse_placement(const topo::Topology& t, const std::string& tex
     if (!host.empty()) {
       auto h = t.find_node(host);
       if (!h || t.nodes()[*h].type != topo::NodeType::host) input_error("", "--placement", "\"" + host + "\" is not a host of topology \"" + t.name() + "\"");
+      if (!t.attached(*n))
+        input_error("", "--placement", "rank " + std::to_string(out.size()) + " runs on " + host + " but " + item + " is not attached to any host in the composition");
       if (t.host_of(*n) != *h)
         input_error("", "--placement", "rank " + std::to_string(out.size()) + " runs on " + host + " but " + item + " is attached to " +
-                                           t.nodes()[t.host_of(*n)].name + (t.attached(*n) ? "" : " (it is not in the composition)"));
+                                           t.nodes()[t.host_of(*n)].name);
     }
     if (std::find(out.begin(), out.end(), *n) != out.end())
       input_error("", "--placement", "GPU \"" + t.nodes()[*n].name + "\" is given twice");
@@ -569,13 +571,19 @@ int cmd_generate(int argc, char** argv) {
   }
   g.p2p = p2p == "on";
   g.fabric_p2p = fabric == "on";
+  if (g.placement == "in-host" && (app.count("--cable") || app.count("--length-m") || app.count("--retimers") || app.count("--uplink-lanes")))
+    input_error("", "topology generate", "--placement in-host has no host cable: --cable, --length-m, --retimers and --uplink-lanes do not apply");
   const auto doc = topo::generate_topology(g);
-  topo::Topology::parse(doc, out);  // the same validation as a hand-written topology
+  topo::Topology::parse(doc, "generated topology");  // the same validation as a hand-written topology
   make_parent_dirs(out);
+  if (std::filesystem::is_directory(out)) input_error(out, "--out", "is a directory; give a file name");
   std::ofstream f(out + ".tmp");
   f << doc.dump(1) << "\n";
   f.close();
-  if (!f || std::rename((out + ".tmp").c_str(), out.c_str()) != 0) input_error(out, "--out", "cannot write");
+  if (!f || std::rename((out + ".tmp").c_str(), out.c_str()) != 0) {
+    std::remove((out + ".tmp").c_str());
+    input_error(out, "--out", "cannot write");
+  }
   std::printf("wrote %s (%zu nodes, %zu links)\n", out.c_str(), doc["nodes"].size(), doc["links"].size());
   return 0;
 }
@@ -736,12 +744,14 @@ int main(int argc, char** argv) {
     }
     if (*sweep_cmd) {
       if (!collect_dir.empty()) {
+        if (!sw.spec_file.empty() || !sw.out_dir.empty()) input_error("", "--collect", "takes only the sweep directory (no SPEC, no --out)");
         sw.collect = true;
         sw.out_dir = collect_dir;
       } else if (sw.spec_file.empty() || sw.out_dir.empty()) {
         input_error("", "sweep", "needs SPEC and --out DIR (or --collect DIR)");
       }
       if (sw.task >= 0 && sw.tasks <= sw.task) input_error("", "--task", "needs --tasks greater than --task");
+      if (sw.tasks > 0 && !sw.slurm && sw.task < 0) input_error("", "--tasks", "goes with --slurm (or --task)");
       sw.composim = sim::self_executable(argv[0]);
       return sim::run_sweep_spec(sw);
     }

@@ -36,11 +36,14 @@ topo::GenerateOptions generator_options(const json& p, const std::string& place)
   topo::GenerateOptions g;
   auto get = [&](const char* k, auto& field) {
     if (!p.contains(k)) return;
-    try {
-      field = p.at(k).get<std::decay_t<decltype(field)>>();
-    } catch (const json::exception&) {
-      input_error("", place, std::string("parameter \"") + k + "\" has the wrong type");
-    }
+    using T = std::decay_t<decltype(field)>;
+    const json& v = p.at(k);
+    const bool ok = std::is_same_v<T, std::string> ? v.is_string()
+                    : std::is_same_v<T, bool>      ? v.is_boolean()
+                    : std::is_same_v<T, int>       ? v.is_number_integer()
+                                                   : v.is_number();
+    if (!ok) input_error("", place, std::string("parameter \"") + k + "\" = " + v.dump() + " has the wrong type");
+    field = v.get<T>();
   };
   get("placement", g.placement);
   get("hosts", g.hosts);
@@ -60,7 +63,8 @@ topo::GenerateOptions generator_options(const json& p, const std::string& place)
   get("host_nic_gbps", g.host_nic_Gbps);
   if (p.contains("compose_split")) {
     if (p["compose_split"].is_string() && p["compose_split"] == "ranks") g.compose_split = p.value("ranks", 0);
-    else get("compose_split", g.compose_split);
+    else if (p["compose_split"].is_number_integer()) get("compose_split", g.compose_split);
+    else input_error("", place, "\"compose_split\" must be an integer or \"ranks\"");
   }
   if (g.compose_split == 1) g.compose_split = 0;  // one rank: nothing to split
   return g;
@@ -80,8 +84,13 @@ int run_sweep_spec(const SweepRunOptions& o) {
   }
   if (!spec.is_object() || (!spec.contains("axes") && !spec.contains("points")))
     input_error(spec_file, "top level", "expected \"axes\" (an object of axis name -> list of values) and/or \"points\" (a list)");
-  if (spec.contains("axes") && (!spec["axes"].is_object() || spec["axes"].empty()))
-    input_error(spec_file, "axes", "expected an object of axis name -> list of values");
+  static const std::set<std::string> kTop = {"name", "description", "traces", "generate", "axes", "points", "run_args"};
+  for (auto it = spec.begin(); it != spec.end(); ++it)
+    if (!kTop.count(it.key())) input_error(spec_file, "top level", "unknown key \"" + it.key() + "\" (name, description, traces, generate, axes, points, run_args)");
+  if (spec.contains("axes") && !spec["axes"].is_object()) input_error(spec_file, "axes", "expected an object of axis name -> list of values");
+  if (spec.contains("axes") && spec["axes"].empty() && !spec.contains("points")) input_error(spec_file, "axes", "no axis and no points: the sweep has nothing to run");
+  if (spec.contains("traces") && (!spec["traces"].is_array() || spec["traces"].empty() || !spec["traces"][0].is_string()))
+    input_error(spec_file, "traces", "expected a list with one trace file (use a \"trace\" axis for several)");
   if (spec.contains("points") && !spec["points"].is_array()) input_error(spec_file, "points", "expected a list of parameter objects");
   static const std::set<std::string> kKnown = {"placement", "hosts", "gpus", "levels", "fanout", "switch_gen", "uplink_gen", "uplink_lanes",
                                                "gpu_gen", "cable", "length_m", "retimers", "gpu_model", "p2p", "fabric_p2p",
@@ -132,6 +141,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
         p.labels.emplace_back(axes[a].first, v.is_string() ? v.get<std::string>() : v.dump());
       }
     }
+    if (spec.contains("points")) p.labels.emplace_back("label", "");
     points.push_back(std::move(p));
   }
   // Explicit points, after the product: {"label": ..., parameters...}; axis columns keep
@@ -152,12 +162,34 @@ int run_sweep_spec(const SweepRunOptions& o) {
         else if (v.contains("label")) label = v["label"].get<std::string>();
         p.labels.emplace_back(a.first, label);
       }
-      if (axes.empty()) p.labels.emplace_back("point", v.value("label", std::to_string(k)));
+      p.labels.emplace_back("label", v.value("label", "point " + std::to_string(k)));
       points.push_back(std::move(p));
     }
   if (points.empty()) input_error(spec_file, "axes", "the sweep has no point");
 
-  fs::create_directories(o.out_dir + "/points");
+  // Every point's parameters are checked before anything runs.
+  for (const auto& p : points) {
+    const std::string place = "point " + std::to_string(p.index);
+    if (p.params.contains("ranks") && (!p.params["ranks"].is_number_integer() || p.params["ranks"].get<long long>() < 1))
+      input_error(spec_file, place, "\"ranks\" must be a positive integer, not " + p.params["ranks"].dump());
+    if (!p.params.contains("trace")) input_error(spec_file, "traces", "no trace: give \"traces\" or a \"trace\" axis");
+    if (!p.params["trace"].is_string()) input_error(spec_file, place, "\"trace\" must be a file name");
+    if (p.params.contains("compose") && !p.params["compose"].is_string()) input_error(spec_file, place, "\"compose\" must be a string like host0=gpu0-3");
+    if (p.params.contains("topology")) {
+      if (!p.params["topology"].is_string()) input_error(spec_file, place, "\"topology\" must be a shipped name or a file");
+    } else {
+      try {
+        topo::generate_topology(generator_options(p.params, place));
+      } catch (const InputError& e) {
+        input_error(spec_file, place, e.what());
+      }
+    }
+  }
+  {
+    std::error_code ec;
+    fs::create_directories(o.out_dir + "/points", ec);
+    if (ec) input_error(o.out_dir, "--out", "cannot create the sweep directory: " + ec.message());
+  }
   std::vector<std::string> run_args;
   for (const auto& a : spec.value("run_args", json::array())) run_args.push_back(a.get<std::string>());
   // Prepare each point: topology file, command; reuse finished ones with the same parameters.
@@ -181,6 +213,17 @@ int run_sweep_spec(const SweepRunOptions& o) {
     p.dir = o.out_dir + "/points/" + std::to_string(p.index);
     fs::create_directories(p.dir);
     const std::string params_file = p.dir + "/point.json";
+    // What decides a point's result: its parameters, the run arguments, and the trace file
+    // itself (size and modification time), so a changed spec or trace is run again.
+    json identity = {{"params", p.params}, {"run_args", run_args}};
+    {
+      std::string tr = p.params.value("trace", "");
+      if (tr.rfind("{data}/", 0) == 0) tr = o.data_dir + tr.substr(6);
+      std::error_code ec;
+      if (fs::exists(tr, ec))
+        identity["trace_file"] = {{"size", static_cast<long long>(fs::file_size(tr, ec))},
+                                  {"mtime", static_cast<long long>(fs::last_write_time(tr, ec).time_since_epoch().count())}};
+    }
     json stored;
     if (std::ifstream f(params_file); f) {
       try {
@@ -188,12 +231,12 @@ int run_sweep_spec(const SweepRunOptions& o) {
       } catch (...) {
       }
     }
-    if (stored == p.params && fs::exists(p.dir + "/out/summary.json")) {
+    if (stored == identity && fs::exists(p.dir + "/out/summary.json")) {
       p.reused = true;
       continue;
     }
     fs::remove_all(p.dir + "/out");
-    std::ofstream(params_file) << p.params.dump(1) << "\n";
+    std::ofstream(params_file) << identity.dump(1) << "\n";
     std::string trace = p.params.value("trace", "");
     if (trace.rfind("{data}/", 0) == 0) trace = o.data_dir + trace.substr(6);
     if (trace.empty()) {
@@ -281,9 +324,10 @@ int run_sweep_spec(const SweepRunOptions& o) {
   }
 
   // results.csv in point order.
+  const bool explicit_points = spec.contains("points");
   std::string csv = "point";
   for (const auto& a : axes) csv += "," + a.first;
-  if (axes.empty()) csv += ",label";
+  if (explicit_points) csv += ",label";
   csv += ",predicted_iteration_s,measured_iteration_s,compute_s,exposed_communication_s,memcpy_s,idle_s,busiest_link,busiest_link_utilisation,error\n";
   size_t failed = 0, reused = 0;
   for (const auto& p : points) {

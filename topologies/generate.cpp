@@ -21,6 +21,15 @@ json generate_topology(const GenerateOptions& o) {
   if (o.retimers < 0 || o.retimers > 8) fail("--retimers must be 0-8");
   if (o.compose_split < 0 || o.compose_split > o.gpus) fail("--compose-split must be 0..--gpus");
   if (o.compose_split > 1 && o.hosts < 2) fail("--compose-split needs --hosts 2 or more");
+  if (o.placement == "in-host" && (o.hosts != 1 || o.compose_split > 0))
+    fail("--placement in-host puts every GPU inside host0: it takes no --hosts or --compose-split");
+  if (o.compose_split % 2) fail("--compose-split must be even (half of the GPUs on each host)");
+  if (o.uplink_lanes != 1 && o.uplink_lanes != 2 && o.uplink_lanes != 4 && o.uplink_lanes != 8 && o.uplink_lanes != 16 && o.uplink_lanes != 32)
+    fail("--uplink-lanes must be 1, 2, 4, 8, 16 or 32");
+  if (!(o.host_nic_Gbps > 0)) fail("--host-nic-gbps must be positive");
+  bool known = false;
+  gpu::find_gpu_spec(o.gpu_model, &known);
+  if (!known && o.gpu_generation == 0) fail("unknown GPU model \"" + o.gpu_model + "\": give --gpu-gen for its PCIe generation");
   const int gpu_gen = o.gpu_generation > 0 ? o.gpu_generation : gpu::find_gpu_spec(o.gpu_model).pcie_generation;
   json nodes = json::array(), links = json::array();
   auto pcie = [&](const std::string& a, const std::string& b, int gen, int lanes) {
@@ -94,7 +103,7 @@ json generate_topology(const GenerateOptions& o) {
               {"links", links}};
   if (o.compose_split > 0) {
     json comp = json::object();
-    const int half = o.compose_split > 1 ? o.compose_split / 2 : 1;
+    const int half = o.compose_split / 2;
     for (int i = 0; i < o.compose_split; ++i) comp[i < half ? "host0" : "host1"].push_back(gpu_name(i));
     doc["composition"] = comp;
   }

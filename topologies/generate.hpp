@@ -10,7 +10,8 @@
 //   placement "in-host": the GPUs inside host0, behind host switches of `fanout` GPUs on its
 //     root ports (no cable): the baseline a composable system is compared with.
 // Each host has a NIC on an Ethernet switch for host-to-host traffic. `compose_split` > 0
-// attaches the first half of that many GPUs to host0 and the rest to host1.
+// attaches the first half of that many GPUs to host0 and the rest to host1. In-host
+// placement has no host cable: cable, length and retimer parameters do not apply to it.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -10,12 +10,13 @@
 namespace composim::topo {
 namespace {
 
-enum class Class { nvlink, pcie, network, fabric };
+enum class Class { nvlink, pcie, network, fabric, sockets };
 std::vector<Hop> bfs(const Topology& t, int src, int dst, enum Class c);
 
 bool link_in_class(LinkType t, Class c) {
   if (c == Class::nvlink) return t == LinkType::nvlink;
   if (c == Class::fabric) return t == LinkType::pcie || t == LinkType::optical;
+  if (c == Class::sockets) return t == LinkType::cpu_interconnect;
   if (c == Class::network) return t == LinkType::ethernet || t == LinkType::infiniband || t == LinkType::optical;
   return t == LinkType::pcie || t == LinkType::optical || t == LinkType::cpu_interconnect;
 }
@@ -24,6 +25,7 @@ bool transit_in_class(NodeType t, Class c) {
   if (c == Class::nvlink) return t == NodeType::nvswitch;
   // A composable chassis' own switches, never a host's root complex.
   if (c == Class::fabric) return t == NodeType::pcie_switch || t == NodeType::retimer || t == NodeType::optical_transceiver;
+  if (c == Class::sockets) return t == NodeType::host;
   if (c == Class::network) return t == NodeType::network_switch || t == NodeType::optical_transceiver || t == NodeType::retimer;
   return t == NodeType::pcie_switch || t == NodeType::host || t == NodeType::retimer ||
          t == NodeType::optical_transceiver;
@@ -151,6 +153,64 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
   r.src = src;
   r.dst = dst;
   const bool gpu_pair = nodes[src].type == NodeType::gpu && nodes[dst].type == NodeType::gpu;
+  if (gpu_pair && t.composed() && t.host_of(src) != t.host_of(dst)) {
+    // GPUs attached to different hosts of a composable system.
+    if (t.fabric_p2p_across_hosts() && t.p2p_enabled() && nodes[src].p2p && nodes[dst].p2p) {
+      auto path = bfs(t, src, dst, Class::fabric);
+      if (path.empty()) no_route(t, src, dst, "the chassis allows P2P across hosts but no switch path joins them");
+      append(t, r, path);
+      finish(t, r);
+      return r;
+    }
+    // Host to host: up to the owner's memory, out of its NIC, over the network, down.
+    const int ha = t.host_of(src), hb = t.host_of(dst);
+    auto nic_of_host = [&](int h) {
+      int best = -1;
+      size_t hops = SIZE_MAX;
+      for (int nic : t.nics()) {
+        if (t.composed() && t.attached(nic) && t.host_of(nic) != h) continue;
+        auto p = bfs(t, h, nic, Class::pcie);
+        if (!p.empty() && p.size() < hops) hops = p.size(), best = nic;
+      }
+      return best;
+    };
+    const int na = nic_of_host(ha), nb = nic_of_host(hb);
+    auto net = na >= 0 && nb >= 0 ? bfs(t, na, nb, Class::network) : std::vector<Hop>{};
+    if (net.empty()) {
+      // Hosts that are sockets of one server: through both memories over the socket link.
+      auto sock = bfs(t, ha, hb, Class::sockets);
+      if (!sock.empty()) {
+        auto s1 = bfs(t, src, ha, Class::pcie), s4 = bfs(t, hb, dst, Class::pcie);
+        append(t, r, s1);
+        r.transit.push_back(ha);
+        append(t, r, sock);
+        r.transit.push_back(hb);
+        append(t, r, s4);
+        r.memory_hosts = {ha, hb};
+        r.staged = true;
+        finish(t, r);
+        return r;
+      }
+    }
+    if (net.empty())
+      no_route(t, src, dst, "they are attached to different hosts (" + nodes[ha].name + ", " + nodes[hb].name +
+                                "), the chassis does not allow P2P across hosts (fabric_p2p_across_hosts) and the hosts share no network");
+    auto s1 = bfs(t, src, ha, Class::pcie), s2 = bfs(t, ha, na, Class::pcie), s3 = bfs(t, nb, hb, Class::pcie), s4 = bfs(t, hb, dst, Class::pcie);
+    append(t, r, s1);
+    r.transit.push_back(ha);
+    append(t, r, s2);
+    r.transit.push_back(na);
+    append(t, r, net);
+    r.transit.push_back(nb);
+    append(t, r, s3);
+    r.transit.push_back(hb);
+    append(t, r, s4);
+    r.memory_hosts = {ha, hb};
+    r.staged = true;
+    r.network = true;
+    finish(t, r);
+    return r;
+  }
   // With P2P off (NCCL_P2P_DISABLE, or a system without P2P) NVLink is not used either.
   if (gpu_pair && t.p2p_enabled()) {
     auto nv = bfs(t, src, dst, Class::nvlink);
@@ -179,48 +239,6 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
       return r;
     }
   }
-  if (gpu_pair && t.composed() && t.host_of(src) != t.host_of(dst)) {
-    // GPUs attached to different hosts of a composable system.
-    if (t.fabric_p2p_across_hosts() && t.p2p_enabled() && nodes[src].p2p && nodes[dst].p2p) {
-      auto path = bfs(t, src, dst, Class::fabric);
-      if (path.empty()) no_route(t, src, dst, "the chassis allows P2P across hosts but no switch path joins them");
-      append(t, r, path);
-      finish(t, r);
-      return r;
-    }
-    // Host to host: up to the owner's memory, out of its NIC, over the network, down.
-    const int ha = t.host_of(src), hb = t.host_of(dst);
-    auto nic_of_host = [&](int h) {
-      int best = -1;
-      size_t hops = SIZE_MAX;
-      for (int nic : t.nics()) {
-        if (t.composed() && t.attached(nic) && t.host_of(nic) != h) continue;
-        auto p = bfs(t, h, nic, Class::pcie);
-        if (!p.empty() && p.size() < hops) hops = p.size(), best = nic;
-      }
-      return best;
-    };
-    const int na = nic_of_host(ha), nb = nic_of_host(hb);
-    auto net = na >= 0 && nb >= 0 ? bfs(t, na, nb, Class::network) : std::vector<Hop>{};
-    if (net.empty())
-      no_route(t, src, dst, "they are attached to different hosts (" + nodes[ha].name + ", " + nodes[hb].name +
-                                "), the chassis does not allow P2P across hosts (fabric_p2p_across_hosts) and the hosts share no network");
-    auto s1 = bfs(t, src, ha, Class::pcie), s2 = bfs(t, ha, na, Class::pcie), s3 = bfs(t, nb, hb, Class::pcie), s4 = bfs(t, hb, dst, Class::pcie);
-    append(t, r, s1);
-    r.transit.push_back(ha);
-    append(t, r, s2);
-    r.transit.push_back(na);
-    append(t, r, net);
-    r.transit.push_back(nb);
-    append(t, r, s3);
-    r.transit.push_back(hb);
-    append(t, r, s4);
-    r.memory_hosts = {ha, hb};
-    r.staged = true;
-    r.network = true;
-    finish(t, r);
-    return r;
-  }
   if (gpu_pair && t.machine_of(src) != t.machine_of(dst)) {
     // Across machines: GPU -> nearest NIC (GPUDirect RDMA) -> network -> NIC -> GPU.
     const int a = nearest_nic(t, src), b = nearest_nic(t, dst);
@@ -237,6 +255,18 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
     append(t, r, down);
     finish(t, r);
     return r;
+  }
+  if (nodes[src].type == NodeType::host && nodes[dst].type == NodeType::host) {
+    // Host to host: over the socket interconnect, or host NIC to host NIC; root complexes
+    // do not talk to each other through a PCIe chassis.
+    auto sock = bfs(t, src, dst, Class::sockets);
+    if (!sock.empty()) {
+      append(t, r, sock);
+      r.memory_hosts = {src, dst};
+      finish(t, r);
+      return r;
+    }
+    no_route(t, src, dst, "hosts talk over a socket interconnect or their NICs; route GPU traffic between them instead");
   }
   auto path = bfs(t, src, dst, Class::pcie);
   if (path.empty()) no_route(t, src, dst, "no PCIe or NVLink path between them");
@@ -281,7 +311,8 @@ std::string describe(const Topology& t, const Route& r) {
     if (r.staged && std::find(r.memory_hosts.begin(), r.memory_hosts.end(), at) != r.memory_hosts.end()) s += "(memory)";
   }
   char tail[160];
-  const char* kind = r.nvlink ? "NVLink" : r.network ? "network" : r.staged ? "staged via host memory" : "PCIe";
+  const bool hosts = t.nodes()[r.src].type == NodeType::host && t.nodes()[r.dst].type == NodeType::host;
+  const char* kind = r.nvlink ? "NVLink" : r.network ? "network" : r.staged ? "staged via host memory" : hosts ? "socket interconnect" : "PCIe";
   std::snprintf(tail, sizeof tail, "  [%s, bottleneck %.2f GB/s, latency %.3f us]", kind, r.bottleneck_Bps / 1e9,
                 r.latency_s * 1e6);
   return s + tail;

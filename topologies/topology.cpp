@@ -337,6 +337,29 @@ Topology Topology::parse(const json& doc, const std::string& file) {
   return t;
 }
 
+// BFS from `host` over PCIe-class links through switches, retimers and transceivers only
+// (never another host's root complex, never a GPU or NIC).
+bool Topology::reaches_without_other_host(int host, int device) const {
+  std::vector<char> seen(nodes_.size(), 0);
+  std::deque<int> q{host};
+  seen[host] = 1;
+  while (!q.empty()) {
+    const int v = q.front();
+    q.pop_front();
+    if (v == device) return true;
+    if (v != host && nodes_[v].type != NodeType::pcie_switch && nodes_[v].type != NodeType::retimer &&
+        nodes_[v].type != NodeType::optical_transceiver)
+      continue;
+    for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
+      const Link& l = links_[graph_[*e]];
+      if (l.type != LinkType::pcie && l.type != LinkType::optical) continue;
+      const int w = static_cast<int>(boost::target(*e, graph_));
+      if (!seen[w]) seen[w] = 1, q.push_back(w);
+    }
+  }
+  return false;
+}
+
 int Topology::host_of(int device) const {
   auto it = owner_.find(device);
   return it != owner_.end() ? it->second : nearest_host_.at(device);
@@ -363,8 +386,8 @@ void Topology::set_composition(const std::vector<std::pair<std::string, std::vec
         input_error("", place, "\"" + dev + "\" is a " + std::string(to_string(nodes_[*d].type)) + "; only GPUs and NICs are attached");
       if (auto prev = owner.find(*d); prev != owner.end())
         input_error("", place, "\"" + dev + "\" is attached to two hosts: " + nodes_[prev->second].name + " and " + host_name);
-      if (machine_of(*d) != machine_of(*h))
-        input_error("", place, "\"" + dev + "\" cannot be attached to " + host_name + ": no PCIe path between them");
+      if (!reaches_without_other_host(*h, *d))
+        input_error("", place, "\"" + dev + "\" cannot be attached to " + host_name + ": no PCIe path from it that avoids other hosts");
       owner[*d] = *h;
       order.push_back(*d);
     }

@@ -128,6 +128,7 @@ class Topology {
   mutable std::vector<int> nic_cache_;
   Graph graph_;
   void finish(const std::string& file);
+  bool reaches_without_other_host(int host, int device) const;
 };
 
 std::string shipped_topology_dir();
