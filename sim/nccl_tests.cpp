@@ -105,7 +105,7 @@ struct Runner {
 
 std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) {
   CollectivePlanner planner(t);
-  Runner run{t, o, {}, {}, nullptr};
+  Runner run{t, o, {}, {}, nullptr, 0, 0, 0, {}, {}};
   const int n = static_cast<int>(o.gpus.size());
   std::set<std::pair<int, int>> pairs;
   for (double size : o.sizes_B) {

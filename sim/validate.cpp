@@ -557,7 +557,7 @@ int calibrate(const CalibrateOptions& o) {
     held[ci].assign(c.points.size(), ci >= n_fit_cases);
     for (size_t k = 0; k < c.points.size(); ++k) {
       const Point& p = c.points[k];
-      if (o.holdout_cases.empty() && o.holdout_every > 0 && k % o.holdout_every == o.holdout_every - 1) held[ci][k] = true;
+      if (o.holdout_cases.empty() && o.holdout_every > 0 && k % static_cast<size_t>(o.holdout_every) == static_cast<size_t>(o.holdout_every - 1)) held[ci][k] = true;
       auto it = before[ci].find(static_cast<long long>(p.key));
       if (it == before[ci].end()) continue;
       const auto& r = it->second;
