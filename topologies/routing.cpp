@@ -122,6 +122,14 @@ void append(const Topology& t, Route& r, const std::vector<Hop>& hops) {
   }
 }
 
+// Appends path segments joined at the given nodes: seg[0], via[0], seg[1], via[1], ...
+void chain(const Topology& t, Route& r, const std::vector<std::vector<Hop>>& segments, const std::vector<int>& via) {
+  for (size_t i = 0; i < segments.size(); ++i) {
+    append(t, r, segments[i]);
+    if (i < via.size()) r.transit.push_back(via[i]);
+  }
+}
+
 void finish(const Topology& t, Route& r) {
   r.bottleneck_Bps = std::numeric_limits<double>::infinity();
   r.latency_s = 0;
@@ -180,12 +188,7 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
       // Hosts that are sockets of one server: through both memories over the socket link.
       auto sock = bfs(t, ha, hb, Class::sockets);
       if (!sock.empty()) {
-        auto s1 = bfs(t, src, ha, Class::pcie), s4 = bfs(t, hb, dst, Class::pcie);
-        append(t, r, s1);
-        r.transit.push_back(ha);
-        append(t, r, sock);
-        r.transit.push_back(hb);
-        append(t, r, s4);
+        chain(t, r, {bfs(t, src, ha, Class::pcie), sock, bfs(t, hb, dst, Class::pcie)}, {ha, hb});
         r.memory_hosts = {ha, hb};
         r.staged = true;
         finish(t, r);
@@ -195,16 +198,8 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
     if (net.empty())
       no_route(t, src, dst, "they are attached to different hosts (" + nodes[ha].name + ", " + nodes[hb].name +
                                 "), the chassis does not allow P2P across hosts (fabric_p2p_across_hosts) and the hosts share no network");
-    auto s1 = bfs(t, src, ha, Class::pcie), s2 = bfs(t, ha, na, Class::pcie), s3 = bfs(t, nb, hb, Class::pcie), s4 = bfs(t, hb, dst, Class::pcie);
-    append(t, r, s1);
-    r.transit.push_back(ha);
-    append(t, r, s2);
-    r.transit.push_back(na);
-    append(t, r, net);
-    r.transit.push_back(nb);
-    append(t, r, s3);
-    r.transit.push_back(hb);
-    append(t, r, s4);
+    chain(t, r, {bfs(t, src, ha, Class::pcie), bfs(t, ha, na, Class::pcie), net, bfs(t, nb, hb, Class::pcie), bfs(t, hb, dst, Class::pcie)},
+          {ha, na, nb, hb});
     r.memory_hosts = {ha, hb};
     r.staged = true;
     r.network = true;
@@ -243,16 +238,10 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
     // Across machines: GPU -> nearest NIC (GPUDirect RDMA) -> network -> NIC -> GPU.
     const int a = nearest_nic(t, src), b = nearest_nic(t, dst);
     if (a < 0 || b < 0) no_route(t, src, dst, "the GPUs are in different machines and one of them has no NIC");
-    auto up = bfs(t, src, a, Class::pcie);
     auto net = bfs(t, a, b, Class::network);
-    auto down = bfs(t, b, dst, Class::pcie);
     if (net.empty()) no_route(t, src, dst, "no network path between NICs " + t.nodes()[a].name + " and " + t.nodes()[b].name);
     r.network = true;
-    append(t, r, up);
-    r.transit.push_back(a);
-    append(t, r, net);
-    r.transit.push_back(b);
-    append(t, r, down);
+    chain(t, r, {bfs(t, src, a, Class::pcie), net, bfs(t, b, dst, Class::pcie)}, {a, b});
     finish(t, r);
     return r;
   }
@@ -287,9 +276,7 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
       auto down = bfs(t, h, dst, Class::pcie);
       if (up.empty() || down.empty()) no_route(t, src, dst, "P2P is not possible and there is no staging path through host memory");
       r.staged = true;
-      append(t, r, up);
-      r.transit.push_back(h);
-      append(t, r, down);
+      chain(t, r, {up, down}, {h});
       r.memory_hosts.push_back(h);
       finish(t, r);
       return r;
