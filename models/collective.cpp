@@ -137,8 +137,8 @@ double wire_efficiency(Protocol p) {
 
 double protocol_efficiency(Protocol p, Kind kind, bool multi_node) {
   switch (p) {
-    case Protocol::ll: return (multi_node || kind == Kind::all_reduce || kind == Kind::reduce) ? 0.25 : 1.0 / 3.0;
-    case Protocol::ll128: return 0.92;
+    case Protocol::ll: return param("collective.efficiency_LL_allreduce") * ((multi_node || kind == Kind::all_reduce || kind == Kind::reduce) ? 1.0 : 4.0 / 3.0);
+    case Protocol::ll128: return param("collective.efficiency_LL128");
     case Protocol::simple: return 1.0;
   }
   return 1.0;

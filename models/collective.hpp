@@ -84,7 +84,9 @@ Protocol choose_protocol(double bytes, LinkClass link_class);
 // Fraction of the structure's bandwidth a protocol achieves, as NCCL's tuning models it:
 // LL 1/4 for all-reduce, reduce and across machines, else 1/3 (8-byte stores with a flag,
 // polled by the receiver); LL128 0.92 (120 of 128 bytes carry data, minus flag polling);
-// Simple 1.
+// Simple 1. The LL and LL128 values are the parameters collective.efficiency_LL_allreduce
+// (the 1/3 case scales it by 4/3) and collective.efficiency_LL128, which a parameter file
+// may set.
 double protocol_efficiency(Protocol p, Kind kind, bool multi_node);
 double wire_efficiency(Protocol p);
 

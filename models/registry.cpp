@@ -69,10 +69,10 @@ void load_params_file(const std::string& path) {
     if (!s.values.count(name)) input_error(path, "params." + name, "unknown model parameter (see `composim list-models`)");
     // What a parameter file may set: the efficiencies and latencies the models read at run
     // time (what calibration fits). Other registered values are documentation of constants.
-    const bool efficiency = name.find("efficiency") != std::string::npos && name.rfind("collective.", 0) != 0;
+    const bool efficiency = name.find("efficiency") != std::string::npos;
     const bool latency = name.rfind("collective.", 0) == 0 && name.find("latency") != std::string::npos;
     if (!efficiency && !latency)
-      input_error(path, "params." + name, "cannot be set from a parameter file (only link efficiencies and collective latencies can)");
+      input_error(path, "params." + name, "cannot be set from a parameter file (only link and protocol efficiencies and collective latencies can)");
     if (!it->is_number() || !std::isfinite(it->get<double>())) input_error(path, "params." + name, "expected a number");
     const double v = it->get<double>();
     if (efficiency && !(v > 0 && v <= 1)) input_error(path, "params." + name, "an efficiency must be in (0, 1]");
