@@ -25,7 +25,7 @@ fi
 pgrep -x munged >/dev/null || runuser -u munge -- /usr/sbin/munged --force
 cat > /etc/slurm/slurm.conf <<CONF
 ClusterName=composim
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=root
 AuthType=auth/munge
 CredType=cred/munge
@@ -44,7 +44,7 @@ ReturnToService=2
 SchedulerType=sched/backfill
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
-NodeName=$host CPUs=$cpus State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 pgrep -x slurmctld >/dev/null || slurmctld
