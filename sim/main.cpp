@@ -179,9 +179,14 @@ void start_engine(int argc_sg, std::vector<char*>& argv_sg) {
   if (started) return;
   started = true;
   xbt_log_control_set("root.thresh:warning");
-  auto* engine = new simgrid::s4u::Engine(&argc_sg, argv_sg.data());
+  // Our network model defaults go first, so a user's own --cfg=... (which follows) wins.
+  static char model[] = "--cfg=network/model:CM02", cross[] = "--cfg=network/crosstraffic:0";
+  std::vector<char*> args{argv_sg[0], model, cross};
+  for (int i = 1; i < argc_sg; ++i) args.push_back(argv_sg[i]);
+  args.push_back(nullptr);
+  int argc = static_cast<int>(args.size()) - 1;
+  auto* engine = new simgrid::s4u::Engine(&argc, args.data());
   (void)engine;
-  sim::configure_engine();
 }
 
 // A duration flag: a number with its unit ("2us"); a bare number is refused, since "5"

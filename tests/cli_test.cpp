@@ -800,3 +800,25 @@ TEST(Cli, ComposeAcrossHosts) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("\"gpu3\" is attached to two hosts: host0 and host1"), std::string::npos) << bad.err;
 }
+
+// SimGrid's own flags reach SimGrid and override composim's network-model defaults:
+// LV08 (TCP-calibrated: bandwidth x 0.97) is slower than composim's CM02 default.
+TEST(Cli, SimgridCfgFlagsPassThrough) {
+  auto cm02 = composim::testing::run_cli("collective --bytes 1G --gpus 2 --topology composable-falcon4016");
+  auto lv08 = composim::testing::run_cli("collective --bytes 1G --gpus 2 --topology composable-falcon4016 --cfg=network/model:LV08");
+  ASSERT_EQ(cm02.exit_code, 0) << cm02.err;
+  ASSERT_EQ(lv08.exit_code, 0) << lv08.err;
+  auto busbw = [](const std::string& out) {
+    std::stringstream ss(out);
+    for (std::string line; std::getline(ss, line);)
+      if (!line.empty() && line[0] != '#') {
+        std::stringstream f(line);
+        std::string x;
+        for (int i = 0; i < 8; ++i) f >> x;
+        return std::stod(x);
+      }
+    return 0.0;
+  };
+  EXPECT_NEAR(busbw(cm02.out), 14.40, 0.01);
+  EXPECT_LT(busbw(lv08.out), busbw(cm02.out) * 0.99);
+}
