@@ -36,7 +36,7 @@ struct Graph {
   std::vector<std::uint32_t> succ_begin;  // CSR, size n + 1
   std::vector<std::int32_t> succ;
   std::vector<double> succ_delay_s;
-  std::vector<std::uint8_t> succ_program_order;  // edge is a thread's program order
+  std::vector<std::uint8_t> succ_program_order;  // edge decides when a CPU call starts (its thread, or its trigger)
 };
 
 struct Edge {
@@ -63,6 +63,48 @@ Graph build_graph(const Workload& w, double launch_latency_s) {
   auto ns = [](std::int64_t v) { return static_cast<double>(v) * 1e-9; };
   auto gpu_end_ns = [&](std::int32_t gi) { return w.gpu_ops[gi].ts_ns + w.gpu_ops[gi].dur_ns; };
 
+  // Cross-thread dependencies. The trace records each thread's order but not why one thread
+  // waited for another (PyTorch's autograd thread starts when the main thread calls
+  // backward; the main thread resumes when backward ends). A call that follows a gap of
+  // more than kCrossThreadGap_ns on its thread depends on the latest call of another thread
+  // that ended inside that gap (its trigger), with the measured delay; its own thread's
+  // previous call then only orders it (no delay). Self-replay is unchanged, and a what-if
+  // that moves one thread moves the other.
+  constexpr std::int64_t kCrossThreadGap_ns = 20'000;
+  struct Trigger {
+    std::int32_t node = -1;
+    double delay_s = 0;
+  };
+  std::vector<std::vector<Trigger>> trigger(w.threads.size());
+  for (size_t ti = 0; ti < w.threads.size(); ++ti) trigger[ti].resize(w.threads[ti].ops.size());
+  if (w.threads.size() > 1) {
+    struct End {
+      std::int64_t end_ns;
+      std::int32_t thread, op;
+    };
+    std::vector<End> ends;
+    for (size_t ti = 0; ti < w.threads.size(); ++ti)
+      for (size_t k = 0; k < w.threads[ti].ops.size(); ++k)
+        ends.push_back({w.threads[ti].ops[k].ts_ns + w.threads[ti].ops[k].dur_ns, static_cast<std::int32_t>(ti), static_cast<std::int32_t>(k)});
+    std::sort(ends.begin(), ends.end(), [](const End& a, const End& b) { return a.end_ns < b.end_ns; });
+    for (size_t ti = 0; ti < w.threads.size(); ++ti) {
+      const auto& ops = w.threads[ti].ops;
+      for (size_t k = 1; k < ops.size(); ++k) {
+        const std::int64_t prev_end = ops[k - 1].ts_ns + ops[k - 1].dur_ns;
+        if (ops[k].ts_ns - prev_end <= kCrossThreadGap_ns) continue;
+        // Latest end on another thread in (prev_end, start].
+        auto it = std::upper_bound(ends.begin(), ends.end(), ops[k].ts_ns, [](std::int64_t t, const End& e) { return t < e.end_ns; });
+        while (it != ends.begin()) {
+          --it;
+          if (it->end_ns <= prev_end) break;
+          if (it->thread != static_cast<std::int32_t>(ti)) {
+            trigger[ti][k] = {g.cpu_base[it->thread] + it->op, ns(ops[k].ts_ns - it->end_ns)};
+            break;
+          }
+        }
+      }
+    }
+  }
   // A call that launches work and then blocks on it (a blocking memcpy) enqueues the work
   // when it starts, not when it returns: its launch edge leaves from the call's start.
   struct LaunchFrom {
@@ -77,7 +119,9 @@ Graph build_graph(const Workload& w, double launch_latency_s) {
       const std::int32_t id = g.cpu_base[ti] + static_cast<std::int32_t>(k);
       const std::int32_t prev = k == 0 ? 0 : id - 1;
       const std::int64_t prev_end = k == 0 ? 0 : ops[k - 1].ts_ns + ops[k - 1].dur_ns;
-      const double gap = ns(std::max<std::int64_t>(0, op.ts_ns - prev_end));
+      const Trigger& trig = trigger[ti][k];
+      if (trig.node >= 0) edges.push_back({trig.node, id, trig.delay_s, true});  // also decides when the call starts
+      const double gap = trig.node >= 0 ? 0.0 : ns(std::max<std::int64_t>(0, op.ts_ns - prev_end));
       if (op.blocking && op.gpu_op >= 0) blocking_launch[op.gpu_op] = {prev, gap + launch_latency_s};
       if (op.blocking && !op.waits.empty()) {
         std::int64_t awaited_end = 0;
@@ -423,7 +467,7 @@ void Replay::Impl::complete(int rank, std::int32_t node) {
     const std::int32_t to = g.succ[e];
     const double t = now + g.succ_delay_s[e];
     if (t > s.release[to]) s.release[to] = t;
-    if (g.succ_program_order[e]) s.start[to] = t;
+    if (g.succ_program_order[e]) s.start[to] = std::max(s.start[to], t);
     if (--s.remaining[to] == 0) release(rank, to);
   }
 }

@@ -174,3 +174,22 @@ TEST(Replay, MoreRanksThanGpusIsAnError) {
     EXPECT_NE(std::string(e.what()).find("3 ranks (--ranks) but topology \"two-gpu-switch\" has only 2 GPUs"), std::string::npos) << e.what();
   }
 }
+
+// Two CPU threads: thread 2 (like PyTorch's autograd thread) starts its call 30 us after
+// thread 1's synchronize returns. When the GPU work thread 1 waits for takes 50 us longer,
+// thread 2's call moves by the same 50 us: the threads are coupled through the trigger, not
+// replayed independently.
+TEST(Replay, CrossThreadTriggerMovesTheWaitingThread) {
+  NEED_ENGINE();
+  const auto doc = trace_doc({call("cudaLaunchKernel", 1, 0, 5, 1), kernel("a", 7, 7, 1000, 1),
+                              call("cudaStreamSynchronize", 1, 10, 1000, 2),  // returns at 1010 us
+                              call("cudaLaunchKernel", 2, 0, 1, 9), kernel("z", 8, 3, 1, 9),
+                              call("cudaLaunchKernel", 2, 1040, 5, 3), kernel("b", 8, 1047, 10, 3)});
+  sim::ReplayOptions opt;
+  opt.launch_latency_s = 52 * us;  // kernel a ends 50 us later than measured: at 1057 us
+  auto res = replay({doc}, opt);
+  const auto& r = res.ranks[0];
+  // Thread order of import: "1/1" first (thread 0), "1/2" (thread 1).
+  EXPECT_NEAR(r.cpu_end[0][1], 1060 * us, 1e-12);       // the synchronize returns 50 us late
+  EXPECT_NEAR(r.cpu_start[1][1], 1060 * us + 30 * us, 1e-12);  // and the other thread follows it
+}
