@@ -15,7 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xbt/log.h>
-#include <zlib.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -396,26 +395,7 @@ int cmd_import(const std::string& path, const std::string& out, bool out_given) 
               w.count(trace::GpuOpKind::collective), w.count(trace::GpuOpKind::memcpy), w.count(trace::GpuOpKind::memset),
               w.collectives.size(), w.iterations.size());
   if (out_given) {
-    const std::string text = trace::workload_to_json(w);
-    make_parent_dirs(out);
-    if (std::filesystem::is_directory(out)) input_error(out, "--out", "is a directory; give a file name");
-    const std::string tmp = out + ".tmp";
-    bool ok = false;
-    if (out.size() > 3 && out.compare(out.size() - 3, 3, ".gz") == 0) {
-      if (gzFile g = gzopen(tmp.c_str(), "wb")) {
-        ok = gzwrite(g, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size());
-        ok = gzclose(g) == Z_OK && ok;
-      }
-    } else {
-      std::ofstream f(tmp, std::ios::binary);
-      f << text;
-      f.close();
-      ok = static_cast<bool>(f);
-    }
-    if (!ok || std::rename(tmp.c_str(), out.c_str()) != 0) {
-      std::remove(tmp.c_str());
-      input_error(out, "", "cannot write the workload file");
-    }
+    sim::write_file_atomically(out, trace::workload_to_json(w), "--out");
     std::printf("wrote %s\n", out.c_str());
   }
   return 0;
@@ -425,10 +405,7 @@ int cmd_topology(const std::string& name, const std::string& dot, const std::vec
   topo::Topology t = load_topology(name, "");
   auto write_dot = [&] {
     if (dot.empty()) return;
-    make_parent_dirs(dot);
-    std::ofstream f(dot);
-    f << t.to_dot();
-    if (!f) input_error(dot, "--dot", "cannot write");
+    sim::write_file_atomically(dot, t.to_dot(), "--dot");
     std::printf("wrote %s\n", dot.c_str());
   };
   if (route_ends.size() == 2) {
@@ -580,15 +557,7 @@ int cmd_generate(int argc, char** argv) {
     input_error("", "topology generate", "--placement in-host has no host cable: --cable, --length-m, --retimers and --uplink-lanes do not apply");
   const auto doc = topo::generate_topology(g);
   topo::Topology::parse(doc, "generated topology");  // the same validation as a hand-written topology
-  make_parent_dirs(out);
-  if (std::filesystem::is_directory(out)) input_error(out, "--out", "is a directory; give a file name");
-  std::ofstream f(out + ".tmp");
-  f << doc.dump(1) << "\n";
-  f.close();
-  if (!f || std::rename((out + ".tmp").c_str(), out.c_str()) != 0) {
-    std::remove((out + ".tmp").c_str());
-    input_error(out, "--out", "cannot write");
-  }
+  sim::write_file_atomically(out, doc.dump(1) + "\n", "--out");
   std::printf("wrote %s (%zu nodes, %zu links)\n", out.c_str(), doc["nodes"].size(), doc["links"].size());
   return 0;
 }

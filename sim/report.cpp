@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <zlib.h>
 
 #include "models/error.hpp"
 
@@ -339,6 +340,32 @@ void write_files_atomically(const std::string& dir, const std::map<std::string, 
       cleanup();
       input_error(final_path.string(), "", "cannot move output into place: " + why);
     }
+  }
+}
+
+void write_file_atomically(const std::string& path, const std::string& content, std::string_view place) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  if (ec) input_error(path, place, "cannot create its directory: " + ec.message());
+  if (fs::is_directory(path)) input_error(path, place, "is a directory; give a file name");
+  const std::string tmp = path + ".tmp";
+  bool ok = false;
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
+    if (gzFile g = gzopen(tmp.c_str(), "wb")) {
+      ok = gzwrite(g, content.data(), static_cast<unsigned>(content.size())) == static_cast<int>(content.size());
+      ok = gzclose(g) == Z_OK && ok;
+    }
+  } else {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f.write(content.data(), static_cast<std::streamsize>(content.size()));
+    f.close();
+    ok = static_cast<bool>(f);
+  }
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    input_error(path, place, "cannot write");
   }
 }
 

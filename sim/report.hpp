@@ -16,6 +16,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/replay.hpp"
@@ -61,5 +62,12 @@ std::string timeline_json(const std::vector<trace::Workload>& workloads, const R
 // then renames them all into place: a failure leaves no partial output. Throws
 // InputError naming the path on failure.
 void write_files_atomically(const std::string& dir, const std::map<std::string, std::string>& files);
+
+// write_file_atomically()
+//
+// Writes `content` to `path` (parent directories created), gzip-compressed when the name
+// ends in ".gz", through a temporary file renamed into place. Throws InputError naming
+// `path` and `place` (the option that named it, e.g. "--out") on failure.
+void write_file_atomically(const std::string& path, const std::string& content, std::string_view place);
 
 }  // namespace composim::sim

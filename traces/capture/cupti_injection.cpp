@@ -54,19 +54,36 @@ std::string callback_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   return "cbid_" + std::to_string(cbid);
 }
 
+// The fields every GPU activity record shares (kernel, copy, memset).
+template <class Record, class Activity>
+Record gpu_record(const Activity* a) {
+  Record r;
+  r.device = a->deviceId;
+  r.context = a->contextId;
+  r.stream = a->streamId;
+  r.correlation = a->correlationId;
+  r.start_ns = a->start;
+  r.end_ns = a->end;
+  return r;
+}
+
+// Memcpy (MEMCPY) and peer copies (MEMCPY2) share all but the kind and the peer devices.
+template <class Activity>
+Memcpy copy_record(const Activity* m) {
+  Memcpy r = gpu_record<Memcpy>(m);
+  r.src = memory_kind(m->srcKind);
+  r.dst = memory_kind(m->dstKind);
+  r.bytes = m->bytes;
+  return r;
+}
+
 void record(const CUpti_Activity* a) {
   switch (a->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(a);
-      Kernel r;
+      Kernel r = gpu_record<Kernel>(k);
       r.name = k->name ? k->name : "?";
-      r.device = k->deviceId;
-      r.context = k->contextId;
-      r.stream = k->streamId;
-      r.correlation = k->correlationId;
-      r.start_ns = k->start;
-      r.end_ns = k->end;
       r.grid[0] = k->gridX, r.grid[1] = k->gridY, r.grid[2] = k->gridZ;
       r.block[0] = k->blockX, r.block[1] = k->blockY, r.block[2] = k->blockZ;
       r.registers_per_thread = k->registersPerThread;
@@ -76,33 +93,15 @@ void record(const CUpti_Activity* a) {
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
-      Memcpy r;
+      Memcpy r = copy_record(m);
       r.copy = static_cast<CopyKind>(m->copyKind <= 10 ? m->copyKind : 0);
-      r.src = memory_kind(m->srcKind);
-      r.dst = memory_kind(m->dstKind);
-      r.bytes = m->bytes;
-      r.device = m->deviceId;
-      r.context = m->contextId;
-      r.stream = m->streamId;
-      r.correlation = m->correlationId;
-      r.start_ns = m->start;
-      r.end_ns = m->end;
       g_trace->add(r);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(a);
-      Memcpy r;
+      Memcpy r = copy_record(m);
       r.copy = CopyKind::ptop;
-      r.src = memory_kind(m->srcKind);
-      r.dst = memory_kind(m->dstKind);
-      r.bytes = m->bytes;
-      r.device = m->deviceId;
-      r.context = m->contextId;
-      r.stream = m->streamId;
-      r.correlation = m->correlationId;
-      r.start_ns = m->start;
-      r.end_ns = m->end;
       r.src_device = static_cast<int>(m->srcDeviceId);
       r.dst_device = static_cast<int>(m->dstDeviceId);
       g_trace->add(r);
@@ -110,15 +109,9 @@ void record(const CUpti_Activity* a) {
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(a);
-      Memset r;
+      Memset r = gpu_record<Memset>(m);
       r.bytes = m->bytes;
       r.memory = memory_kind(static_cast<uint8_t>(m->memoryKind));
-      r.device = m->deviceId;
-      r.context = m->contextId;
-      r.stream = m->streamId;
-      r.correlation = m->correlationId;
-      r.start_ns = m->start;
-      r.end_ns = m->end;
       g_trace->add(r);
       break;
     }
