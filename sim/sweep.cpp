@@ -236,7 +236,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
       continue;
     }
     fs::remove_all(p.dir + "/out");
-    std::ofstream(params_file) << identity.dump(1) << "\n";
+    write_file_atomically(params_file, identity.dump(1) + "\n", "sweep point");
     std::string trace = p.params.value("trace", "");
     if (trace.rfind("{data}/", 0) == 0) trace = o.data_dir + trace.substr(6);
     if (trace.empty()) {
@@ -253,7 +253,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
         const json doc = topo::generate_topology(g);
         topology = p.dir + "/topology.json";
         topo::Topology::parse(doc, topology);
-        std::ofstream(topology) << doc.dump(1) << "\n";
+        write_file_atomically(topology, doc.dump(1) + "\n", "sweep point");
       }
     } catch (const InputError& e) {
       p.error = e.what();
@@ -267,7 +267,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
   }
   if (o.slurm) {
     // Save the spec beside the points and write the job array.
-    std::ofstream(o.out_dir + "/sweep.json") << spec.dump(1) << "\n";
+    write_file_atomically(o.out_dir + "/sweep.json", spec.dump(1) + "\n", "--slurm");
     const int tasks = o.tasks > 0 ? std::min<int>(o.tasks, static_cast<int>(points.size())) : static_cast<int>(std::min<size_t>(points.size(), 64));
     const std::string abs_out = fs::absolute(o.out_dir).string();
     std::string script = "#!/bin/bash\n# composim sweep as a Slurm job array: task k runs the points i with i % " + std::to_string(tasks) +

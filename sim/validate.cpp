@@ -653,7 +653,7 @@ int calibrate(const CalibrateOptions& o) {
   if (!held_out.empty()) doc["held_out_cases"] = held_out;
   else doc["held_out_points"] = "every " + std::to_string(o.holdout_every) + "th point of each case, by size";
   const std::string params_tmp = tmp + "/params.json";
-  std::ofstream(params_tmp) << doc.dump(1) << "\n";
+  write_file_atomically(params_tmp, doc.dump(1) + "\n", "calibrate");
   std::vector<double> fb, fa, hb, ha;
   std::printf("\n%-34s %22s %22s\n", "case", "fitted points |err|", "held-out points |err|");
   for (size_t ci = 0; ci < cases.size(); ++ci) {
