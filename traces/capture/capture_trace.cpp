@@ -120,11 +120,7 @@ std::map<std::string, std::string> launcher_environment(const std::string& out_d
 std::string CaptureTrace::to_kineto_json(const Environment& env, long pid) const {
   json events = json::array();
   std::unordered_map<std::uint32_t, const ApiCall*> call_by_corr;
-  std::uint64_t t_min = UINT64_MAX;
-  for (const auto& c : calls_) {
-    call_by_corr[c.correlation] = &c;
-    t_min = std::min(t_min, c.start_ns);
-  }
+  for (const auto& c : calls_) call_by_corr[c.correlation] = &c;
   std::unordered_map<std::uint32_t, std::uint32_t> device_of_context;
   for (const auto& k : kernels_) device_of_context[k.context] = k.device;
 
@@ -233,7 +229,6 @@ std::string CaptureTrace::to_kineto_json(const Environment& env, long pid) const
   }
   doc["displayTimeUnit"] = "ms";
   doc["traceEvents"] = std::move(events);
-  (void)t_min;
   return doc.dump();
 }
 
