@@ -24,6 +24,11 @@ constexpr double kHwLat_us[3][2][3] = {
     /* PCI     */ {{1.0, 2.5, 5.7}, {1.0, 1.9, 6.0}},
     /* network */ {{2.7, 4.0, 14.0}, {5.0, 8.5, 14.0}}};
 
+// Least-squares fit of t = latency_s() + extra + bytes / (ring bandwidth * efficiency) to the
+// vTrain V100 all-reduce times of 4 GPUs (1-4 MiB) and 8 GPUs (1-8 MiB), where NCCL ran LL128.
+constexpr double kAchievedLL128Gen2 = 0.623;
+constexpr double kExtraLatencyLL128Gen2_s = 15.8e-6;
+
 }  // namespace
 
 std::string_view to_string(Kind k) {
@@ -144,6 +149,20 @@ double protocol_efficiency(Protocol p, Kind kind, bool multi_node) {
   return 1.0;
 }
 
+double achieved_efficiency(Protocol p, Kind kind, bool multi_node, int nvlink_generation) {
+  if (p == Protocol::ll128 && nvlink_generation >= 2 && nvlink_generation <= 5)
+    return param("collective.efficiency_LL128_achieved_nvlink_gen" + std::to_string(nvlink_generation));
+  return protocol_efficiency(p, kind, multi_node);
+}
+
+double achieved_extra_latency_s(Protocol p, int nvlink_generation) {
+  if (p == Protocol::ll128 && nvlink_generation >= 2 && nvlink_generation <= 5)
+    return param("collective.extra_latency_LL128_achieved_nvlink_gen" + std::to_string(nvlink_generation) + "_s");
+  return 0.0;
+}
+
+double shm_transport_Bps() { return param("collective.shm_transport_Bps"); }
+
 namespace {
 const char* kProto[3] = {"LL", "LL128", "Simple"};
 const char* kAlgo[2] = {"ring", "tree"};
@@ -189,7 +208,19 @@ ModelInfo collective_model_info() {
               "flow bytes = schedule bytes / protocol efficiency; t = last flow's end + base + steps * hop",
               {{"efficiency_LL_allreduce", "1", 0.25, "LL bandwidth fraction (all-reduce, reduce, multi-node; 1/3 otherwise)",
                 "NCCL tuning.cc (LL busBw scaling)"},
-               {"efficiency_LL128", "1", 0.92, "LL128 bandwidth fraction", "NCCL tuning.cc (LL128 busBw scaling)"}}};
+               {"efficiency_LL128", "1", 0.92, "LL128 bandwidth fraction", "NCCL tuning.cc (LL128 busBw scaling)"},
+               {"efficiency_LL128_achieved_nvlink_gen2", "1", kAchievedLL128Gen2, "LL128 bandwidth fraction achieved on NVLink2 (V100); the tuner still assumes efficiency_LL128",
+                "fitted to vTrain V100 all-reduce, 4 and 8 GPUs, 1-8 MiB (../shared/data/measured/vtrain_v100_allreduce); 3, 5, 6, 7 GPUs held out"},
+               {"shm_transport_Bps", "B/s", 5.2e9, "rate of one GPU-to-GPU connection through host memory (SHM transport)",
+                "fitted to DGX A100 4 GPUs with NCCL_P2P_DISABLE=1 (LLM-Insights, NCCL 2.16): 5.2 GB/s busbw; NVIDIA/nccl #1817 (8 x L20, 6.1 GB/s avg) and #384 (Gen3, 3.9 GB/s, 1 channel) agree in order"},
+               {"extra_latency_LL128_achieved_nvlink_gen2_s", "s", kExtraLatencyLL128Gen2_s, "LL128 latency on NVLink2 (V100) beyond NCCL's latency model",
+                "fitted with efficiency_LL128_achieved_nvlink_gen2 (same data)"},
+               {"extra_latency_LL128_achieved_nvlink_gen3_s", "s", 0.0, "as gen2, NVLink3", "no measurement"},
+               {"extra_latency_LL128_achieved_nvlink_gen4_s", "s", 0.0, "as gen2, NVLink4", "no measurement"},
+               {"extra_latency_LL128_achieved_nvlink_gen5_s", "s", 0.0, "as gen2, NVLink5", "no measurement"},
+               {"efficiency_LL128_achieved_nvlink_gen3", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink3 (A100)", "no measurement: NCCL tuning.cc's value"},
+               {"efficiency_LL128_achieved_nvlink_gen4", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink4 (H100)", "no measurement: NCCL tuning.cc's value"},
+               {"efficiency_LL128_achieved_nvlink_gen5", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink5 (B200)", "no measurement: NCCL tuning.cc's value"}}};
   for (int a = 0; a < 2; ++a)
     for (int p = 0; p < 3; ++p) {
       m.params.push_back({std::string("base_latency_") + kAlgo[a] + "_" + kProto[p] + "_s", "s", kBaseLat_us[a][p] * 1e-6,

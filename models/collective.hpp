@@ -88,11 +88,42 @@ Protocol choose_protocol(double bytes, LinkClass link_class);
 // (the 1/3 case scales it by 4/3) and collective.efficiency_LL128, which a parameter file
 // may set.
 double protocol_efficiency(Protocol p, Kind kind, bool multi_node);
+
+// achieved_efficiency()
+//
+// The fraction a protocol achieves when it runs, which is what the flows carry; NCCL's
+// tuner chooses with protocol_efficiency(), its own estimate, and the two differ where
+// measurements say so. LL128 on NVLink generation g (2-5) is the parameter
+// collective.efficiency_LL128_achieved_nvlink_gen<g>: V100 (gen2) reaches about 0.62 of the link where
+// NCCL's tuner assumes 0.92, which is why NCCL picks LL128 up to 8 MiB on a DGX-1 and runs
+// slower there than Simple would (vTrain all-reduce sweeps); other generations have no
+// measurement and keep the tuner's value. Elsewhere equal to protocol_efficiency().
+// nvlink_generation: 0 when the structure is not NVLink.
+double achieved_efficiency(Protocol p, Kind kind, bool multi_node, int nvlink_generation);
+
+// Latency a protocol adds, when it runs, beyond NCCL's latency model (latency_s()), in
+// seconds: collective.extra_latency_LL128_achieved_nvlink_gen<g>_s for LL128 on NVLink
+// generation g (V100: 15.8 us, fitted with the efficiency above), else 0.
+double achieved_extra_latency_s(Protocol p, int nvlink_generation);
 double wire_efficiency(Protocol p);
 
 // Latency term in seconds: base_latency(algorithm, protocol) + steps * hop_latency(link
 // class, algorithm, protocol), NCCL's model.
 double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a = Algorithm::ring);
+
+// shm_transport_Bps()
+//
+// Rate, in bytes/s, at which one GPU sends to its peers through host memory (NCCL's SHM
+// transport: P2P disabled or impossible; both GPUs' kernels copy through a host buffer
+// over PCIe), whatever the PCIe links would allow: the parameter
+// collective.shm_transport_Bps. Default 5.2 GB/s, fitted to the only measurement we have
+// (DGX A100, 4 GPUs, NCCL_P2P_DISABLE=1: 5.2 GB/s busbw at 1-8 GiB, NCCL 2.16); of the
+// same order as two published runs we cannot replay: NVIDIA/nccl #1817 (8 x L20, Gen4, SHM,
+// 6.1 GB/s average busbw over 8 B-512 MiB) and #384 (Gen3, one channel, 3.9 GB/s). Why it is
+// so much lower than PCIe: the receiving GPU's kernel reads host memory across PCIe
+// (non-posted reads, few in flight per channel) while the sending one writes to it, and
+// CPUs handle such bidirectional traffic poorly (sjeaugey in #384).
+double shm_transport_Bps();
 
 ModelInfo collective_model_info();
 

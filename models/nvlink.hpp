@@ -27,7 +27,17 @@ double per_link_Bps(int generation);
 // Signalling bandwidth of `links` bundled links, bytes/s (no payload efficiency).
 double link_bandwidth_Bps(int generation, int links);
 
+// Measured on NVLink4: HGX H100 SXM P2P writes 376.6 of 450 GB/s (NVIDIA/nccl #1264).
 inline constexpr double kPayloadEfficiency = 376.6 / 450.0;
+// Measured on NVLink2: all-reduce of 1 GiB between 2 V100s joined by one link, 22.55 of
+// 25 GB/s busbw (vTrain AR_GPU2 LUT, ../shared/data/measured/vtrain_v100_allreduce). This
+// makes the 2-GPU vTrain case a calibration point; 3-8 GPUs stay independent checks.
+inline constexpr double kPayloadEfficiencyGen2 = 22.55 / 25.0;
+// NVLink3 as NCCL's kernels drive it: SMs write 128-byte payloads, ~20 of 25 GB/s per link,
+// and "other bottlenecks on the GPUs" hold A100 at ~230 GB/s over 12 links (S. Jeaugey,
+// NVIDIA/nccl-tests #149). Copy engines (256-byte payloads) get more; we have no A100
+// copy measurement, so the SM figure is used for all NVLink3 traffic.
+inline constexpr double kPayloadEfficiencyGen3 = 230.0 / 300.0;
 
 // What a topology link carries: link_bandwidth_Bps * payload_efficiency (the parameter in
 // force: kPayloadEfficiency unless a parameter file overrides it).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "models/error.hpp"
@@ -36,7 +37,8 @@ const topo::Route& CollectivePlanner::route(int a, int b) {
   return it->second;
 }
 
-// Capacity keys: (link, direction) for links, (-1 - host, 0) for a host's memory.
+// Capacity keys: (link, direction) for links, (-1 - host, 0) for a host's memory, (-1 - gpu,
+// 2) for what a GPU sends through host memory (SHM transport, as the platform).
 std::vector<std::pair<int, int>> CollectivePlanner::resources(int a, int b) {
   auto it = resources_.find({a, b});
   if (it != resources_.end()) return it->second;
@@ -44,11 +46,14 @@ std::vector<std::pair<int, int>> CollectivePlanner::resources(int a, int b) {
   std::vector<std::pair<int, int>> keys;
   for (const auto& h : r.hops) keys.emplace_back(h.link, h.forward ? 0 : 1);
   for (int h : r.memory_hosts) keys.emplace_back(-1 - h, 0);
+  if (r.staged && !r.network && topo_.nodes()[a].type == topo::NodeType::gpu && topo_.nodes()[b].type == topo::NodeType::gpu)
+    keys.emplace_back(-1 - a, 2);
   resources_.emplace(std::make_pair(a, b), keys);
   return keys;
 }
 
 double CollectivePlanner::capacity(std::pair<int, int> key) const {
+  if (key.first < 0 && key.second >= 2) return collective::shm_transport_Bps();
   if (key.first < 0) return topo_.nodes()[-1 - key.first].memory_bandwidth_Bps;
   return topo_.links()[key.first].bandwidth_Bps;
 }
@@ -74,15 +79,17 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
   struct Cand {
     std::vector<std::pair<int, int>> uses;  // (resource id, count)
     bool nvlink;
+    int tier;  // 0: NVLink GPU to GPU or through NVSwitches; 1: also through a GPU (NVB); 2: not NVLink
   };
   std::vector<Cand> cands;
   cands.reserve(candidates.size());
   for (const auto& order : candidates) {
     std::map<int, int> count;
-    bool nv = true;
+    bool nv = true, nvb = false;
     for (size_t i = 0; i < order.size(); ++i) {
       const int a = order[i], b = order[(i + 1) % order.size()];
       nv = nv && route(a, b).nvlink;
+      nvb = nvb || route(a, b).nvb;
       for (const auto& key : resources(a, b)) {
         auto [it, inserted] = ids.emplace(key, static_cast<int>(start.size()));
         if (inserted) {
@@ -92,60 +99,109 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
         ++count[it->second];
       }
     }
-    cands.push_back({std::vector<std::pair<int, int>>(count.begin(), count.end()), nv});
+    cands.push_back({std::vector<std::pair<int, int>>(count.begin(), count.end()), nv, !nv ? 2 : nvb ? 1 : 0});
   }
   const std::vector<double> cap(start);
-  auto pack = [&](double quantum_fraction, std::vector<double>& left) {
-  std::vector<Ring> rings;
-  double first = 0, quantum = INFINITY;
-  bool nvlink_only = false;
-  // Greedy packing in quanta of half the first ring's bandwidth (NCCL also builds rings
-  // channel by channel). Among rings with the same bottleneck, prefer the one that leaves
-  // the most slack on the resources it uses, so scarce links are kept for later rings.
-  for (size_t round = 0; round < 4 * max; ++round) {
-    int best = -1;
-    double best_bw = 0, best_slack = -INFINITY;
-    for (size_t c = 0; c < cands.size(); ++c) {
-      if (nvlink_only && !cands[c].nvlink) continue;
-      double bw = INFINITY;
-      for (auto [id, n] : cands[c].uses) bw = std::min(bw, left[id] / n);
-      if (bw < best_bw * (1 - 1e-9) || bw <= 0) continue;
-      double slack = 0;
-      for (auto [id, n] : cands[c].uses) slack += (left[id] - std::min(bw, quantum) * n) / cap[id];
-      if (bw > best_bw * (1 + 1e-9) || slack > best_slack) {
-        best_bw = bw;
-        best_slack = slack;
-        best = static_cast<int>(c);
-      }
-    }
-    if (best < 0 || best_bw <= 1e-6 * std::max(first, 1.0)) break;
-    if (rings.empty()) {
-      first = best_bw;
-      quantum = best_bw * quantum_fraction;
-      nvlink_only = cands[best].nvlink;  // NCCL does not mix NVLink rings with PCIe ones
-    }
-    best_bw = std::min(best_bw, quantum);
-    for (auto [id, n] : cands[best].uses) left[id] -= best_bw * n;
-    // Merge with an identical ring already taken.
-    auto same = std::find_if(rings.begin(), rings.end(), [&](const Ring& r) { return r.order == candidates[best]; });
-    if (same != rings.end()) same->bandwidth_Bps += best_bw;
-    else rings.push_back({candidates[best], best_bw});
+  // NCCL's search (src/graph/search.cc) gives every channel of a graph the same bandwidth
+  // and keeps the solution with the most total bandwidth (channels x speed). So: the
+  // widest single ring sets the top speed b; at b, b/2, b/3 and b/4 rings are taken
+  // greedily while one still fits at that speed (among equal fits, the one leaving the
+  // most slack on the resources it uses, so scarce links are kept for later rings); the
+  // speed with the largest total wins, the faster one on a tie.
+  auto fits = [&](const Cand& c, double b, const std::vector<double>& left) {
+    for (auto [id, n] : c.uses)
+      if (left[id] < b * n * (1 - 1e-9)) return false;
+    return true;
+  };
+  // NCCL searches with the strictest path type first (NVLink, then NVLink through a GPU,
+  // then PCIe) and relaxes it only when no ring exists at all (search.cc), so rings are
+  // taken from the best tier that has one; NVLink and PCIe rings are never mixed.
+  int tier = 3;
+  for (const auto& c : cands) {
+    bool positive = true;
+    for (auto [id, n] : c.uses) positive = positive && cap[id] > 0;
+    if (positive) tier = std::min(tier, c.tier);
   }
-  return rings;
+  if (tier == 3) return {};
+  double top = 0;
+  for (const auto& c : cands) {
+    if (c.tier != tier) continue;
+    double bw = INFINITY;
+    for (auto [id, n] : c.uses) bw = std::min(bw, cap[id] / n);
+    top = std::max(top, bw);
+  }
+  if (!(top > 0)) return {};
+  // Egress bound: every ring leaves every GPU once, on a resource that is the first hop
+  // of some route from that GPU.
+  std::map<int, std::map<int, double>> egress;  // GPU -> first-hop resource id -> capacity
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    const auto& order = candidates[c];
+    for (size_t i = 0; i < order.size(); ++i) {
+      const auto keys = resources(order[i], order[(i + 1) % order.size()]);
+      if (!keys.empty()) egress[order[i]][ids.at(keys.front())] = cap[ids.at(keys.front())];
+    }
+  }
+  // Most rings of speed b that fit together: depth-first over candidates (in index order,
+  // repeats allowed, so each multiset is tried once), each level keeping only the
+  // candidates that still fit; stops at the egress bound or after a budget of fit checks
+  // (NCCL's search also stops on a time limit and keeps the best so far).
+  auto pack_at = [&](double b, std::vector<double>& left) {
+    size_t bound = max;
+    for (const auto& [g, res] : egress) {
+      double sum = 0;
+      for (const auto& [id, c] : res) sum += c;
+      bound = std::min(bound, static_cast<size_t>(std::floor(sum / b * (1 + 1e-9))));
+    }
+    std::vector<int> chosen, best;
+    long budget = 4'000'000;
+    std::vector<int> all;
+    for (size_t c = 0; c < cands.size(); ++c)
+      if (cands[c].tier == tier) all.push_back(static_cast<int>(c));
+    std::function<void(const std::vector<int>&)> dfs = [&](const std::vector<int>& feasible) {
+      if (chosen.size() > best.size()) best = chosen;
+      if (best.size() >= bound || budget <= 0) return;
+      for (size_t i = 0; i < feasible.size() && budget > 0 && best.size() < bound; ++i) {
+        const int c = feasible[i];
+        for (auto [id, n] : cands[c].uses) left[id] -= b * n;
+        std::vector<int> next;
+        for (size_t j = i; j < feasible.size(); ++j) {
+          --budget;
+          if (fits(cands[feasible[j]], b, left)) next.push_back(feasible[j]);
+        }
+        chosen.push_back(c);
+        dfs(next);
+        chosen.pop_back();
+        for (auto [id, n] : cands[c].uses) left[id] += b * n;
+      }
+    };
+    std::vector<int> first;
+    for (int c : all)
+      if (fits(cands[c], b, left)) first.push_back(c);
+    dfs(first);
+    std::vector<Ring> rings;
+    for (int c : best) {
+      for (auto [id, n] : cands[c].uses) left[id] -= b * n;
+      // Merge with an identical ring already taken.
+      auto same = std::find_if(rings.begin(), rings.end(), [&](const Ring& r) { return r.order == candidates[c]; });
+      if (same != rings.end()) same->bandwidth_Bps += b;
+      else rings.push_back({candidates[c], b});
+    }
+    return std::make_pair(rings, static_cast<double>(best.size()) * b);
   };
-  // Whole bottlenecks first, or half quanta: keep the packing that carries more.
-  auto total = [](const std::vector<Ring>& r) {
-    double t = 0;
-    for (const auto& x : r) t += x.bandwidth_Bps;
-    return t;
-  };
-  std::vector<double> left_a = cap, left_b = cap;
-  auto a = pack(1.0, left_a);
-  auto b = pack(0.5, left_b);
-  const bool use_b = total(b) > total(a) * (1 + 1e-9);
-  const auto& left = use_b ? left_b : left_a;
-  for (const auto& [key, id] : ids) residual[key] = left[id];
-  return use_b ? b : a;
+  std::vector<Ring> best_rings;
+  std::vector<double> best_left;
+  double best_total = 0;
+  for (int d = 1; d <= 4; ++d) {
+    std::vector<double> left = cap;
+    auto [rings, total] = pack_at(top / d, left);
+    if (total > best_total * (1 + 1e-6)) {
+      best_total = total;
+      best_rings = std::move(rings);
+      best_left = std::move(left);
+    }
+  }
+  for (const auto& [key, id] : ids) residual[key] = best_left[id];
+  return best_rings;
 }
 
 const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vector<int>& gpus) {
@@ -184,6 +240,14 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     const auto& order = s.rings.front().order;
     for (size_t i = 0; i < order.size(); ++i) nv = nv && route(order[i], order[(i + 1) % order.size()]).nvlink;
     s.link_class = nv ? LinkClass::nvlink : LinkClass::pcie;
+    if (nv)
+      for (const auto& r : s.rings)
+        for (size_t i = 0; i < r.order.size(); ++i)
+          for (const auto& h : route(r.order[i], r.order[(i + 1) % r.order.size()]).hops) {
+            const auto& l = topo_.links()[h.link];
+            if (l.type == topo::LinkType::nvlink && l.generation > 0)
+              s.nvlink_generation = s.nvlink_generation ? std::min(s.nvlink_generation, l.generation) : l.generation;
+          }
   } else {
     s.link_class = LinkClass::network;
     size_t nics = SIZE_MAX, smallest = SIZE_MAX;
@@ -383,7 +447,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     best = collective::latency_s(p.protocol, s.link_class, sched.steps) + sched.bytes_per_rank / std::max(s.ring_bw, 1.0);
   }
   p.estimated_s = best;
-  const double eff = collective::protocol_efficiency(p.protocol, kind, s.link_class == LinkClass::network);
+  const double eff = collective::achieved_efficiency(p.protocol, kind, s.link_class == LinkClass::network, s.nvlink_generation);
   std::map<std::pair<int, int>, double> merged;
   if (p.algorithm == Algorithm::ring) {
     const bool open = kind == Kind::broadcast || kind == Kind::reduce || kind == Kind::send_recv;
@@ -394,7 +458,8 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     }
     p.channels = static_cast<int>(s.rings.size());
     p.bandwidth_Bps = s.ring_bw;
-    p.latency_s = collective::latency_s(p.protocol, s.link_class, sched.steps, Algorithm::ring);
+    p.latency_s = collective::latency_s(p.protocol, s.link_class, sched.steps, Algorithm::ring) +
+                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation);
     p.bottleneck_bytes = sched.bytes_per_rank / eff;
     p.steps = sched.steps;
   } else {
@@ -409,7 +474,8 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     }
     p.channels = static_cast<int>(s.trees.size());
     p.bandwidth_Bps = s.tree_bw;
-    p.latency_s = collective::latency_s(p.protocol, s.link_class, 2 * depth, Algorithm::tree);
+    p.latency_s = collective::latency_s(p.protocol, s.link_class, 2 * depth, Algorithm::tree) +
+                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation);
     p.bottleneck_bytes = in_bytes / eff;
     p.steps = 2 * depth;
   }

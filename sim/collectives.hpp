@@ -83,6 +83,7 @@ class CollectivePlanner {
     std::vector<Tree> trees;
     double ring_bw = 0, tree_bw = 0;
     collective::LinkClass link_class = collective::LinkClass::pcie;
+    int nvlink_generation = 0;  // oldest NVLink generation the rings cross; 0 if not NVLink
   };
   const Structure& structure(const std::vector<int>& gpus);
   std::pair<std::vector<int>, std::map<int, std::vector<int>>> group_by_machine(const std::vector<int>& gpus) const;

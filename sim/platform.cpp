@@ -1,5 +1,7 @@
 #include "sim/platform.hpp"
 
+#include "models/collective.hpp"
+
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
@@ -20,7 +22,7 @@ Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int
   auto* zone = sg4::create_full_zone(t.name());
   const auto& nodes = t.nodes();
   hosts_.assign(nodes.size(), nullptr);
-  std::vector<sg4::Link*> node_latency(nodes.size(), nullptr), memory(nodes.size(), nullptr);
+  std::vector<sg4::Link*> node_latency(nodes.size(), nullptr), memory(nodes.size(), nullptr), shm(nodes.size(), nullptr);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto& n = nodes[i];
     if (n.is_endpoint()) hosts_[i] = zone->create_host(n.name, 1e9)->seal();
@@ -66,6 +68,12 @@ Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int
     if (nodes[dst].type == topo::NodeType::host) {
       add_node(dst);
       add_memory(dst);
+    }
+    // NCCL's SHM transport: what a GPU sends to other GPUs through host memory moves at most
+    // at collective::shm_transport_Bps(), shared by all its peers.
+    if (nccl_paths && r.staged && !r.network && nodes[src].type == topo::NodeType::gpu && nodes[dst].type == topo::NodeType::gpu) {
+      if (!shm[src]) shm[src] = zone->create_link(nodes[src].name + ":shm", collective::shm_transport_Bps())->set_latency(0)->seal();
+      path.emplace_back(shm[src]);
     }
     zone->add_route(hosts_[src]->get_netpoint(), hosts_[dst]->get_netpoint(), nullptr, nullptr, path, false);
     routes_.emplace(std::make_pair(src, dst), std::move(r));

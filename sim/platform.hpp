@@ -3,7 +3,9 @@
 // Builds the SimGrid platform of a Topology: one SimGrid host per endpoint (GPU, NIC, host
 // memory), one split-duplex link per topology link (UP = from -> to), one FATPIPE latency
 // link per transit node with a latency (switch, root complex, NVSwitch, retimer, ...), and
-// one SHARED link per host memory (reads and writes share DRAM bandwidth). Routes are the
+// one SHARED link per host memory (reads and writes share DRAM bandwidth), and, for NCCL
+// paths, one link per GPU for what it sends to peers through host memory, at NCCL's SHM
+// transport rate (collective::shm_transport_Bps()). Routes are the
 // ones of topologies/routing.hpp, added explicitly to a full zone for the endpoint pairs the
 // run needs. The network model is CM02 with cross-traffic off, so a lone transfer takes
 // exactly latency + bytes / bottleneck.

@@ -702,7 +702,7 @@ TEST(Cli, OutputIsAllOrNothing) {
 // A parameter file overrides registered model parameters; an unknown name is an error.
 TEST(Cli, ParamsFileOverridesModelParameters) {
   composim::testing::TempDir d;
-  const auto good = d.write("p.json", R"({"fitted_on": "test", "params": {"nvlink.payload_efficiency_gen2": 0.9}})");
+  const auto good = d.write("p.json", R"({"fitted_on": "test", "params": {"nvlink.payload_efficiency_gen2": 0.8}})");
   auto base = composim::testing::run_cli("collective --bytes 1G --gpus 2 --topology dgx1-v100 --proto Simple --out " + d.path() + "/a");
   auto fitted = composim::testing::run_cli("collective --bytes 1G --gpus 2 --topology dgx1-v100 --proto Simple --params " + good +
                                            " --out " + d.path() + "/b");
@@ -718,8 +718,8 @@ TEST(Cli, ParamsFileOverridesModelParameters) {
     for (std::string x; std::getline(ss, x, ',');) v.push_back(x);
     return std::stod(v[7]);
   };
-  // Bandwidth-bound at 1 GiB: busbw scales with the NVLink efficiency (0.9 / 0.837).
-  EXPECT_NEAR(busbw(d.path() + "/b") / busbw(d.path() + "/a"), 0.9 / (376.6 / 450.0), 0.002);
+  // Bandwidth-bound at 1 GiB: busbw scales with the NVLink efficiency (0.8 / 0.902).
+  EXPECT_NEAR(busbw(d.path() + "/b") / busbw(d.path() + "/a"), 0.8 / (22.55 / 25.0), 0.002);
   const auto bad = d.write("q.json", R"({"params": {"nvlink.efficency": 0.9}})");
   auto r = composim::testing::run_cli("collective --bytes 1G --gpus 2 --topology dgx1-v100 --params " + bad);
   EXPECT_EQ(r.exit_code, 2);
@@ -736,15 +736,15 @@ TEST(Cli, ValidateSkipsMissingInputsAndFailsOutOfTolerance) {
   EXPECT_NE(r.out.find("skipped: input missing"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("0 / 0 / 0 / 1"), std::string::npos) << r.out;  // pass / fail / known gap / skipped
   COMPOSIM_REQUIRE_SHARED_DATA();
-  // The 2-GPU vTrain case passes at 10%; the same case at 0.5% tolerance fails the run.
-  auto doc = nlohmann::json::parse(std::ifstream(cases + "/vtrain-v100-2gpu-allreduce.json"));
+  // The 8-GPU vTrain case passes at 10%; the same case at 0.5% tolerance fails the run.
+  auto doc = nlohmann::json::parse(std::ifstream(cases + "/vtrain-v100-8gpu-allreduce.json"));
   doc["tolerance"]["busbw_pct"] = 0.5;
   doc["name"] = "tight";
   const auto tight = d.write("tight.json", doc.dump());
-  r = composim::testing::run_cli("validate --cases " + cases + "/vtrain-v100-2gpu-allreduce.json " + tight + " --data " +
+  r = composim::testing::run_cli("validate --cases " + cases + "/vtrain-v100-8gpu-allreduce.json " + tight + " --data " +
                                  composim::testing::shared_data() + " --out " + d.path() + "/report");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_NE(r.out.find("vtrain-v100-2gpu-allreduce"), std::string::npos);
+  EXPECT_NE(r.out.find("vtrain-v100-8gpu-allreduce"), std::string::npos);
   EXPECT_NE(r.out.find("tight"), std::string::npos);
   EXPECT_NE(r.out.find("fail"), std::string::npos) << r.out;
   EXPECT_TRUE(std::filesystem::exists(d.path() + "/report/report.csv"));
@@ -753,10 +753,10 @@ TEST(Cli, ValidateSkipsMissingInputsAndFailsOutOfTolerance) {
   EXPECT_EQ(report["summary"]["collective"]["fail"], 1);
   EXPECT_EQ(report["summary"]["collective"]["pass"], 1);
   // A known gap does not fail the run, unless --strict.
-  r = composim::testing::run_cli("validate --cases " + cases + "/nccl-dgxa100-4gpu-p2p-disabled.json --data " + composim::testing::shared_data());
+  r = composim::testing::run_cli("validate --cases " + cases + "/nccl-h100-pcie-nvlink-pair.json --data " + composim::testing::shared_data());
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("known gap"), std::string::npos);
-  r = composim::testing::run_cli("validate --strict --cases " + cases + "/nccl-dgxa100-4gpu-p2p-disabled.json --data " +
+  r = composim::testing::run_cli("validate --strict --cases " + cases + "/nccl-h100-pcie-nvlink-pair.json --data " +
                                  composim::testing::shared_data());
   EXPECT_EQ(r.exit_code, 1) << r.out;
 }

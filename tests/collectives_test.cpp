@@ -48,6 +48,73 @@ TEST(CollectivePlanner, RingsUseEveryNvlinkOfTheCubeMesh) {
   EXPECT_NEAR(two.bandwidth_Bps, nvlink::payload_bandwidth_Bps(2, 1), 1e6);
 }
 
+// NCCL gives every channel of a graph the same bandwidth, and takes NVLink-only rings
+// (no hop through a GPU) whenever one exists. DGX-1, GPUs 0-5: GPU4's peers are GPU0 (2
+// links) and GPU5 (1 link), so every direct ring crosses the single 4-5 link: 2 rings of
+// one link (45.1 GB/s; vTrain measured 45.7), not the 3 that relaying through GPU0 would
+// allow. GPUs 0-6: 4 rings of one link. GPUs 0-4: no direct ring exists (GPU4 has one
+// peer), so rings relay through GPU0 (NCCL's NVB path).
+TEST(CollectivePlanner, EqualChannelsAndDirectNvlinkFirst) {
+  auto t = topo::Topology::load("dgx1-v100");
+  sim::CollectivePlanner planner(t);
+  const double link = nvlink::payload_bandwidth_Bps(2, 1);
+  auto six = planner.plan(Kind::all_reduce, 1 << 30, gpus(t, 6));
+  EXPECT_NEAR(six.bandwidth_Bps, 2 * link, 1e6);
+  for (const auto& f : six.flows) EXPECT_FALSE(planner.route(f.src, f.dst).nvb);
+  EXPECT_NEAR(planner.plan(Kind::all_reduce, 1 << 30, gpus(t, 7)).bandwidth_Bps, 4 * link, 1e6);
+  auto five = planner.plan(Kind::all_reduce, 1 << 30, gpus(t, 5));
+  EXPECT_NEAR(five.bandwidth_Bps, 2 * link, 1e6);
+  bool relayed = false;
+  for (const auto& f : five.flows) relayed = relayed || planner.route(f.src, f.dst).nvb;
+  EXPECT_TRUE(relayed);
+}
+
+// LL128 on V100: NCCL's tuner still picks it at 4 MiB on 8 GPUs (it assumes 0.92 of the
+// link), but the flows run at the achieved fraction (0.623) with the extra latency (15.8 us):
+// t = 14 + 14 x 1.9 + 15.8 us + 2(n-1)/n S / (6 links x 0.623).
+TEST(CollectivePlanner, Ll128RunsAtItsAchievedRateNotTheTunersEstimate) {
+  auto t = topo::Topology::load("dgx1-v100");
+  sim::CollectivePlanner planner(t);
+  const double S = 4 << 20;
+  auto p = planner.plan(Kind::all_reduce, S, gpus(t, 8));
+  EXPECT_EQ(p.protocol, Protocol::ll128);
+  const double ring = 6 * nvlink::payload_bandwidth_Bps(2, 1);
+  EXPECT_NEAR(p.latency_s, (14.0 + 14 * 1.9 + 15.8) * 1e-6, 1e-12);
+  EXPECT_NEAR(p.estimated_s, (14.0 + 14 * 1.9) * 1e-6 + 1.75 * S / (ring * 0.92), 1e-9);  // the tuner's view
+  composim::testing::TempDir d;
+  auto r = composim::testing::run_cli("collective --bytes 4M --gpus 8 --topology dgx1-v100 --out " + d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream csv(d.path() + "/collective.csv");
+  std::string row;
+  std::getline(csv, row);
+  std::getline(csv, row);
+  std::vector<std::string> f;
+  std::stringstream ss(row);
+  for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+  EXPECT_EQ(f[9], "LL128");
+  // NVLink hop latency (100 ns) on top; vTrain measured 150.9 us.
+  EXPECT_NEAR(std::stod(f[5]), (14.0 + 14 * 1.9 + 15.8 + 0.1) + 1.75 * S / (ring * 0.623) * 1e6, 0.05) << row;
+}
+
+// P2P off: NCCL's SHM transport. Each GPU sends through host memory at 5.2 GB/s whatever
+// PCIe allows, so a 4-GPU ring all-reduce has busbw 5.2 GB/s (DGX A100 measured 5.20).
+TEST(CollectiveCommand, ShmTransportRate) {
+  composim::testing::TempDir d;
+  auto r = composim::testing::run_cli("collective --bytes 1G --topology dgx-a100 --placement gpu4,gpu5,gpu6,gpu7 --p2p off --out " + d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream csv(d.path() + "/collective.csv");
+  std::string row;
+  std::getline(csv, row);
+  std::getline(csv, row);
+  std::vector<std::string> f;
+  std::stringstream ss(row);
+  for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+  const double expected_us = 1.5 * 1073741824.0 / 5.2e9 * 1e6 + collective::latency_s(Protocol::simple, collective::LinkClass::pcie, 6) * 1e6;
+  EXPECT_NEAR(std::stod(f[5]), expected_us, 0.02 * expected_us) << row;  // plus the staged routes' latencies
+  EXPECT_NEAR(std::stod(f[7]), 5.2, 0.01) << row;
+  EXPECT_EQ(f[12], "pcie");
+}
+
 TEST(CollectivePlanner, NvswitchFabricAndPcieSwitch) {
   auto a100 = topo::Topology::load("dgx-a100");
   sim::CollectivePlanner pa(a100);

@@ -64,11 +64,13 @@ TEST(Routing, NvlinkPreferred) {
   auto r = topo::route(t, node(t, "gpu0"), node(t, "gpu3"));
   EXPECT_TRUE(r.nvlink);
   EXPECT_EQ(path(t, r), "gpu0>gpu3");
-  EXPECT_DOUBLE_EQ(r.bottleneck_Bps, 50e9 * 376.6 / 450.0);  // 2 NVLink2 links at the measured payload efficiency
+  EXPECT_DOUBLE_EQ(r.bottleneck_Bps, 50e9 * 22.55 / 25.0);  // 2 NVLink2 links at the measured payload efficiency
+  EXPECT_FALSE(r.nvb);
   // gpu0 and gpu5 share no NVLink: NVLink through an intermediate GPU (NCCL's NVB path),
   // the widest one (gpu0 =2= gpu4 -1- gpu5 or gpu0 -1- gpu1 =2= gpu5: 1 link either way).
   auto s = topo::route(t, node(t, "gpu0"), node(t, "gpu5"), /*nccl_paths=*/true);
   EXPECT_TRUE(s.nvlink);
+  EXPECT_TRUE(s.nvb);
   EXPECT_EQ(s.transit.size(), 1u);
   EXPECT_EQ(t.nodes()[s.transit[0]].type, topo::NodeType::gpu);
   // A CUDA copy is not forwarded through a GPU: staged over PCIe across the sockets.

@@ -210,6 +210,7 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
   if (gpu_pair && t.p2p_enabled()) {
     auto nv = bfs(t, src, dst, Class::nvlink);
     if (nv.empty() && nccl_paths) {
+      r.nvb = true;
       // NVLink through one intermediate GPU (NCCL's PATH_NVB), the widest such path.
       double best = 0;
       for (auto [e, end] = boost::out_edges(src, t.graph()); e != end; ++e) {
@@ -227,6 +228,7 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
         }
       }
     }
+    r.nvb = r.nvb && !nv.empty();
     if (!nv.empty()) {
       append(t, r, nv);
       r.nvlink = true;

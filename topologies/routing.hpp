@@ -33,6 +33,7 @@ struct Route {
   std::vector<int> memory_hosts; // hosts whose memory the route crosses (endpoints or staging)
   bool staged = false;           // GPU-to-GPU staged through host memory
   bool nvlink = false;           // uses NVLink only
+  bool nvb = false;              // NVLink through an intermediate GPU (NCCL's PATH_NVB)
   bool network = false;          // crosses machines over NICs and the network
   double bottleneck_Bps = 0;     // min over links and crossed memories
   double latency_s = 0;          // links + transit nodes + root complexes of memory hosts

@@ -11,9 +11,9 @@ single-node sources, 20% on the 2 x 8 H100 one), time for smaller messages (targ
 
 --out writes collectives.csv (one row per size) and collectives.png (measured vs
 predicted busbw by size, one panel per source). The issue's targets are reported for every
-source. --check asserts a regression guard that the model meets today: bus bandwidth for
-messages of 64 MiB and up within 12% on the sources marked `guarded`; it exits 1 when one
-is missed.
+source. --check asserts, as a regression guard, what the model meets today: the whole
+target on the sources marked "target", bus bandwidth for messages of 64 MiB and up within
+10% on those marked "large"; it exits 1 when one is missed.
 """
 import argparse
 import csv
@@ -27,12 +27,13 @@ ROOT = os.path.dirname(HERE)
 
 # source id -> how to run it on composim, and whether CI asserts the target.
 SOURCES = [
-    # (source id, label, topology, composim args, guarded)
-    ("llm_insights_dgxa100_4gpu_nvswitch", "DGX A100, 4 GPUs, NVSwitch", "dgx-a100", ["--placement", "gpu4,gpu5,gpu6,gpu7"], True),
+    # (source id, label, topology, composim args, guard: "target", "large" or "")
+    ("llm_insights_dgxa100_4gpu_nvswitch", "DGX A100, 4 GPUs, NVSwitch", "dgx-a100", ["--placement", "gpu4,gpu5,gpu6,gpu7"], "target"),
     ("llm_insights_dgxa100_4gpu_p2pdisabled", "DGX A100, 4 GPUs, P2P disabled", "dgx-a100",
-     ["--placement", "gpu4,gpu5,gpu6,gpu7", "--p2p", "off"], False),
-    ("gcp_a3mega_2x8_h100", "2 x 8 H100 (A3 Mega, TCPX)", os.path.join(HERE, "topologies", "gcp-a3mega-2x8-h100.json"), [], False),
-] + [(f"vtrain_v100_{n}gpu", f"V100 DGX-1, {n} GPUs (vTrain)", "dgx1-v100", ["--gpus", str(n)], n in (2, 3, 4, 8)) for n in range(2, 9)]
+     ["--placement", "gpu4,gpu5,gpu6,gpu7", "--p2p", "off"], "target"),
+    ("gcp_a3mega_2x8_h100", "2 x 8 H100 (A3 Mega, TCPX)", os.path.join(HERE, "topologies", "gcp-a3mega-2x8-h100.json"), [], ""),
+] + [(f"vtrain_v100_{n}gpu", f"V100 DGX-1, {n} GPUs (vTrain)", "dgx1-v100", ["--gpus", str(n)],
+      "target" if n == 8 else "" if n == 5 else "large") for n in range(2, 9)]
 
 MIB = 1 << 20
 
@@ -84,7 +85,7 @@ def main():
         return 0
     measured = measured_rows(a.data)
     table, failures = [], []
-    print(f"{'source':36} {'n':>3} {'>=1MiB: busbw err':>20} {'<1MiB: time err':>18}  target  issue target   guard (>=64MiB, 12%)")
+    print(f"{'source':36} {'n':>3} {'>=1MiB: busbw err':>20} {'<1MiB: time err':>18}  target  issue target   guard")
     for sid, label, topo, args, guarded in SOURCES:
         rows = measured.get(sid.replace("vtrain_v100_", "vtrain_v100_"), [])
         if not rows:
@@ -108,8 +109,8 @@ def main():
         worst_small = max((abs(e) for e in small_err), default=0)
         ok = worst_big <= big_target and worst_small <= small_target
         large = [abs(r["error_pct"]) for r in table if r["source"] == sid and r["bytes"] >= 64 * MIB]
-        guard_ok = max(large, default=0) <= 12.0
-        guard = ("ok" if guard_ok else "FAILED") if guarded else "-"
+        guard_ok = ok if guarded == "target" else max(large, default=0) <= 10.0
+        guard = (("ok" if guard_ok else "FAILED") + (" (target)" if guarded == "target" else " (>=64MiB 10%)")) if guarded else "-"
         fmt = lambda errs: f"max {100 * max(abs(e) for e in errs):5.1f}% mean {100 * sum(abs(e) for e in errs) / len(errs):5.1f}%" if errs else "-"
         print(f"{label:36} {len(rows):3} {fmt(big_err):>20} {fmt(small_err):>18}  {int(big_target * 100):3}/{int(small_target * 100)}%  "
               f"{'met' if ok else 'missed':12}   {guard}")
