@@ -163,6 +163,18 @@ double achieved_extra_latency_s(Protocol p, int nvlink_generation) {
 
 double shm_transport_Bps() { return param("collective.shm_transport_Bps"); }
 
+double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu) {
+  if (machines <= 1) {
+    if (compute_capability >= 90) return param("collective.ll_max_busbw_1node_hopper_Bps");
+    if (compute_capability >= 80) return param("collective.ll_max_busbw_1node_ampere_Bps");
+    return param("collective.ll_max_busbw_1node_volta_Bps");
+  }
+  const std::string scale = machines == 2 ? "2nodes" : "4nodes";
+  return param("collective.ll_max_busbw_" + scale + (amd_cpu ? "_amd" : "_intel") + "_Bps");
+}
+
+double tree_efficiency() { return param("collective.efficiency_tree"); }
+
 namespace {
 const char* kProto[3] = {"LL", "LL128", "Simple"};
 const char* kAlgo[2] = {"ring", "tree"};
@@ -211,6 +223,14 @@ ModelInfo collective_model_info() {
                {"efficiency_LL128", "1", 0.92, "LL128 bandwidth fraction", "NCCL tuning.cc (LL128 busBw scaling)"},
                {"efficiency_LL128_achieved_nvlink_gen2", "1", kAchievedLL128Gen2, "LL128 bandwidth fraction achieved on NVLink2 (V100); the tuner still assumes efficiency_LL128",
                 "fitted to vTrain V100 all-reduce, 4 and 8 GPUs, 1-8 MiB (../shared/data/measured/vtrain_v100_allreduce); 3, 5, 6, 7 GPUs held out"},
+               {"efficiency_tree", "1", 0.92, "fraction of a tree's bandwidth NCCL's trees reach (all protocols)", "NCCL tuning.cc (tree busBw x 0.92)"},
+               {"ll_max_busbw_1node_volta_Bps", "B/s", 39.0e9, "LL bus bandwidth cap, one machine, Volta (and older)", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
+               {"ll_max_busbw_1node_ampere_Bps", "B/s", 87.7e9, "LL bus bandwidth cap, one machine, Ampere", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
+               {"ll_max_busbw_1node_hopper_Bps", "B/s", 87.7e9, "LL bus bandwidth cap, one machine, Hopper and newer", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
+               {"ll_max_busbw_2nodes_intel_Bps", "B/s", 39.0e9, "LL bus bandwidth cap, 2 machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
+               {"ll_max_busbw_2nodes_amd_Bps", "B/s", 22.5e9, "LL bus bandwidth cap, 2 machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
+               {"ll_max_busbw_4nodes_intel_Bps", "B/s", 20.4e9, "LL bus bandwidth cap, 3 or more machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
+               {"ll_max_busbw_4nodes_amd_Bps", "B/s", 19.0e9, "LL bus bandwidth cap, 3 or more machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
                {"shm_transport_Bps", "B/s", 5.2e9, "rate of one GPU-to-GPU connection through host memory (SHM transport)",
                 "fitted to DGX A100 4 GPUs with NCCL_P2P_DISABLE=1 (LLM-Insights, NCCL 2.16): 5.2 GB/s busbw; NVIDIA/nccl #1817 (8 x L20, 6.1 GB/s avg) and #384 (Gen3, 3.9 GB/s, 1 channel) agree in order"},
                {"extra_latency_LL128_achieved_nvlink_gen2_s", "s", kExtraLatencyLL128Gen2_s, "LL128 latency on NVLink2 (V100) beyond NCCL's latency model",

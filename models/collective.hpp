@@ -1,6 +1,7 @@
 // File: models/collective.hpp
 //
-// Collective communication model (NCCL), first version: ring algorithm over the topology.
+// Collective communication model (NCCL): the schedule, protocol fractions and latencies that
+// sim/collectives.hpp turns into flows on the topology.
 //
 // A collective of kind k over n ranks moves, from every rank to its ring successor,
 //   all_reduce      2(n-1)/n * S      (S = bytes per rank)
@@ -110,6 +111,23 @@ double wire_efficiency(Protocol p);
 // Latency term in seconds: base_latency(algorithm, protocol) + steps * hop_latency(link
 // class, algorithm, protocol), NCCL's model.
 double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a = Algorithm::ring);
+
+// ll_max_busbw_Bps()
+//
+// NCCL's cap on what the LL protocol moves, in bus bandwidth (bytes/s), from tuning.cc's
+// llMaxBws (NCCL 2.12-2.18): inside one machine by GPU generation (Volta 39, Ampere and
+// Hopper 87.7 GB/s), across machines by CPU vendor (Intel 39 for 2 machines, 20.4 for more;
+// AMD 22.5 and 19.0). LL's 8-byte stores carry 4 bytes of data and a flag the receiver
+// polls, so what limits it is the GPUs and CPUs, not the links: the cap bounds both the
+// tuner's estimate and the flows (a ring's busbw; a tree's algbw is half of it, as NCCL
+// converts). Parameters collective.ll_max_busbw_*.
+// compute_capability: the lowest of the members' (70, 80, 90, ...); machines: 1, 2, more.
+double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu = false);
+
+// Fraction of a tree's bandwidth NCCL's trees reach (tuning.cc: tree busBw x 0.92), the
+// parameter collective.efficiency_tree; applied to every protocol on trees, in the tuner
+// and the flows. The 2 x 8 H100 source reaches 184 GB/s algbw on 200 GB/s of NICs: 0.92.
+double tree_efficiency();
 
 // shm_transport_Bps()
 //

@@ -27,6 +27,7 @@ struct GpuSpec {
   int pcie_generation;     // generation of its host interface
   bool pcie_p2p;           // peer-to-peer over PCIe supported by the device and driver
   double hbm_bandwidth_Bps;
+  int compute_capability;  // major * 10 + minor (NCCL's tuning tables are indexed by it)
 };
 
 // find_gpu_spec()

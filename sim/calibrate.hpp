@@ -28,6 +28,7 @@ struct CalibrateOptions {
   std::vector<std::string> holdout_cases;  // whole cases held out (optional)
   int holdout_every = 3;                   // when no holdout cases: every k-th point held out
   std::string data_dir, out_file, composim;
+  std::string params_file;  // starting parameters (already loaded into the registry); "" for the defaults
 };
 
 int calibrate(const CalibrateOptions& o);

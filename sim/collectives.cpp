@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <numeric>
 
 #include "models/error.hpp"
+#include "models/gpu.hpp"
 
 namespace composim::sim {
 
@@ -210,6 +212,9 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
   Structure s;
   auto [machine_ids, by_machine] = group_by_machine(gpus);
   const size_t machines = machine_ids.size();
+  s.machines = static_cast<int>(machines);
+  s.compute_capability = std::numeric_limits<int>::max();
+  for (int g : gpus) s.compute_capability = std::min(s.compute_capability, gpu::find_gpu_spec(topo_.nodes()[g].model).compute_capability);
   // Intra-machine ring orders.
   std::vector<std::vector<int>> local;
   std::vector<std::vector<Ring>> local_rings;
@@ -413,6 +418,18 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   const Structure& s = structure(gpus);
   p.link_class = s.link_class;
   const auto sched = collective::ring_schedule(kind, n, in_bytes);
+  // A protocol's fraction of the structure's bandwidth, given its base efficiency: trees
+  // reach collective::tree_efficiency() of theirs, and LL is capped at NCCL's llMaxBw (a
+  // ring's busbw; a tree's algbw is half of it).
+  auto fraction = [&](Algorithm a, Protocol pr, double base) {
+    double e = base * (a == Algorithm::tree ? collective::tree_efficiency() : 1.0);
+    const double bw = a == Algorithm::ring ? s.ring_bw : s.tree_bw;
+    if (pr == Protocol::ll && bw > 0) {
+      const double cap = collective::ll_max_busbw_Bps(s.compute_capability, s.machines);
+      e = std::min(e, (a == Algorithm::ring ? cap : 0.5 * cap) / bw);
+    }
+    return e;
+  };
   // The tuner: least predicted time over the allowed (algorithm, protocol) pairs.
   double best = INFINITY;
   for (Algorithm a : {Algorithm::ring, Algorithm::tree}) {
@@ -423,7 +440,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       continue;
     for (Protocol pr : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
       if (protocol && *protocol != pr) continue;
-      const double eff = collective::protocol_efficiency(pr, kind, s.link_class == LinkClass::network);
+      const double eff = fraction(a, pr, collective::protocol_efficiency(pr, kind, s.link_class == LinkClass::network));
       double t;
       if (a == Algorithm::ring) {
         if (s.ring_bw <= 0) continue;
@@ -447,7 +464,8 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     best = collective::latency_s(p.protocol, s.link_class, sched.steps) + sched.bytes_per_rank / std::max(s.ring_bw, 1.0);
   }
   p.estimated_s = best;
-  const double eff = collective::achieved_efficiency(p.protocol, kind, s.link_class == LinkClass::network, s.nvlink_generation);
+  const double eff =
+      fraction(p.algorithm, p.protocol, collective::achieved_efficiency(p.protocol, kind, s.link_class == LinkClass::network, s.nvlink_generation));
   std::map<std::pair<int, int>, double> merged;
   if (p.algorithm == Algorithm::ring) {
     const bool open = kind == Kind::broadcast || kind == Kind::reduce || kind == Kind::send_recv;

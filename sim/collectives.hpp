@@ -5,24 +5,32 @@
 // are then run as SimGrid communications, so collectives contend with each other and with
 // copies, and the collective ends when its last flow ends plus NCCL's latency term.
 //
-// Rings, as NCCL builds them: for the GPUs of one machine, rings are packed onto the links'
-// capacities: the ring with the largest bottleneck over the residual capacity of every
-// link it crosses (NVLink first where it exists, else PCIe turning at the lowest common
-// switch, else staged through host memory) is taken, its bandwidth subtracted, and so on
-// (up to 16 rings), exhaustively over GPU orders for up to 9 GPUs per machine and in
-// topology order beyond. Data is split over rings in proportion to their bandwidth.
-// Across machines, ring c visits each machine's GPUs in the intra-machine order rotated
-// by c, and crosses between machines on the NIC nearest its exit GPU (one ring per NIC).
+// Rings, as NCCL builds them (src/graph/search.cc): inside one machine every channel has
+// the same bandwidth, and the set with the most total bandwidth wins. The widest single ring
+// sets the top speed b; at b, b/2, b/3 and b/4 a bounded depth-first search finds the most
+// rings that fit together on the links' capacities; the best total is kept. Rings come
+// from the strictest path tier that has one: NVLink GPU to GPU or through NVSwitches, then
+// NVLink through one GPU (NCCL's NVB, P2P/indirect), then PCIe turning at the lowest common
+// switch, else staged through host memory (NCCL's SHM transport, capped per GPU). Every GPU
+// order is searched for up to 9 GPUs per machine, the topology's order beyond. Data is
+// split over rings in proportion to their bandwidth. Across machines, ring c visits each
+// machine's GPUs in the intra-machine order rotated by c, and crosses between machines on
+// the NIC nearest its exit GPU (one ring per NIC).
 //
 // Trees (all-reduce across machines only, like NCCL): per channel, a chain through each machine's GPUs and
 // a binary tree between machines' chain heads (alternate channels use the mirrored tree:
 // NCCL's double binary tree); every edge carries its channel's share up and down.
 //
 // Choice: the (algorithm, protocol) pair with the least predicted time
-//   t = latency(algorithm, protocol, steps) + bytes_on_busiest_link / (bandwidth * wire_efficiency)
-// as NCCL's tuner does; a protocol or algorithm the trace or the user names is kept.
+//   t = latency(algorithm, protocol, steps) + bytes_on_busiest_link / (bandwidth * fraction)
+// as NCCL's tuner does, with NCCL's own fractions (LL 1/4 or 1/3, LL128 0.92, trees 0.92,
+// LL capped at llMaxBw); a protocol or algorithm the trace or the user names is kept. The
+// flows then carry the bytes at the fractions achieved (collective::achieved_efficiency():
+// LL128 on V100 is slower than NCCL's tuner assumes), so a choice NCCL makes against its own
+// interest is reproduced, not corrected.
 //
-// Known approximations: no per-channel protocol bandwidth caps; NVLS and CollNet are not
+// Known approximations: NCCL's per-channel caps for LL128 and trees are not applied (its
+// channel counts are not modelled, only total ring bandwidth); NVLS and CollNet are not
 // modelled; ring searches beyond 9 GPUs per machine use the topology's GPU order.
 #pragma once
 
@@ -84,6 +92,8 @@ class CollectivePlanner {
     double ring_bw = 0, tree_bw = 0;
     collective::LinkClass link_class = collective::LinkClass::pcie;
     int nvlink_generation = 0;  // oldest NVLink generation the rings cross; 0 if not NVLink
+    int machines = 1;
+    int compute_capability = 80;  // lowest of the members' GPUs
   };
   const Structure& structure(const std::vector<int>& gpus);
   std::pair<std::vector<int>, std::map<int, std::vector<int>>> group_by_machine(const std::vector<int>& gpus) const;

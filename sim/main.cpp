@@ -670,6 +670,7 @@ int main(int argc, char** argv) {
   cal_cmd->add_option("--holdout-every", cal.holdout_every, "hold out every k-th point by size when no --holdout cases")->check(CLI::Range(2, 100));
   cal_cmd->add_option("--data", cal.data_dir, "folder of the shared measurements");
   cal_cmd->add_option("--out", cal.out_file, "parameter file to write")->required();
+  cal_cmd->add_option("--params", params_file, "start from this parameter file instead of the defaults (its values are kept unless refitted)");
 
   sim::SweepRunOptions sw;
   sw.data_dir = val.data_dir;
@@ -737,6 +738,7 @@ int main(int argc, char** argv) {
     }
     if (*cal_cmd) {
       cal.composim = sim::self_executable(argv[0]);
+      cal.params_file = params_file;
       return sim::calibrate(cal);
     }
     if (*p2p_cmd) return cmd_p2p(p2p, sg, p2p_cmd->count("--out") > 0);

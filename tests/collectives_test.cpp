@@ -194,6 +194,40 @@ TEST(CollectiveCommand, AllToAllAcrossNodesIsNicBound) {
   EXPECT_NEAR(std::stod(f[5]) * 1e-6, (1073741824.0 / 2) / nic, 1e-4) << row;
 }
 
+namespace {
+// The first data row of a collective.csv, split on commas.
+std::vector<std::string> first_row(const std::string& dir) {
+  std::ifstream csv(dir + "/collective.csv");
+  std::string row;
+  std::getline(csv, row);
+  std::getline(csv, row);
+  std::vector<std::string> f;
+  std::stringstream ss(row);
+  for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+  return f;
+}
+}  // namespace
+
+// NCCL's caps, in the flows as in the tuner. 2 x 8 H100, Intel hosts: a ring in LL moves at
+// most 39 GB/s busbw (llMaxBws, 2 machines) whatever the 8 x 400 Gb/s rails allow:
+// t = 6.6 + 30 x 2.7 us + 2 x 15/16 x 64 MiB / 39 GB/s. A tree reaches 0.92 of its
+// bandwidth: t = latency + 8 GiB / (tree bandwidth x 0.92).
+TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
+  composim::testing::TempDir d;
+  auto r = composim::testing::run_cli("collective --bytes 64M --topology 2x-hgx-h100-ib --algo ring --proto LL --out " + d.path() + "/ll");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto f = first_row(d.path() + "/ll");
+  ASSERT_EQ(f.size(), 17u);
+  const double ll_us = 6.6 + 30 * 2.7 + 2.0 * 15 / 16 * 67108864.0 / 39e9 * 1e6;
+  EXPECT_NEAR(std::stod(f[5]), ll_us, 0.001 * ll_us);  // + the links' few us of latency
+  EXPECT_NEAR(std::stod(f[7]), 39.0 * (ll_us - 87.6) / ll_us, 0.05);  // busbw: the cap, less the latency's share
+  r = composim::testing::run_cli("collective --bytes 8G --topology 2x-hgx-h100-ib --algo tree --proto Simple --out " + d.path() + "/tree");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  f = first_row(d.path() + "/tree");
+  const double tree_us = std::stod(f[16]) + 8589934592.0 / (std::stod(f[14]) * 1e9 * 0.92) * 1e6;
+  EXPECT_NEAR(std::stod(f[5]), tree_us, 0.001 * tree_us);
+}
+
 TEST(CollectiveCommand, BadArguments) {
   auto r = composim::testing::run_cli("collective --op all_smoosh --topology dgx-a100");
   EXPECT_EQ(r.exit_code, 2);
