@@ -185,8 +185,12 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
       for (auto [id, n] : cands[c].uses) left[id] -= b * n;
       // Merge with an identical ring already taken.
       auto same = std::find_if(rings.begin(), rings.end(), [&](const Ring& r) { return r.order == candidates[c]; });
-      if (same != rings.end()) same->bandwidth_Bps += b;
-      else rings.push_back({candidates[c], b});
+      if (same != rings.end()) {
+        same->bandwidth_Bps += b;
+        ++same->channels;
+      } else {
+        rings.push_back({candidates[c], b, 1});
+      }
     }
     return std::make_pair(rings, static_cast<double>(best.size()) * b);
   };
@@ -468,13 +472,20 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       fraction(p.algorithm, p.protocol, collective::achieved_efficiency(p.protocol, kind, s.link_class == LinkClass::network, s.nvlink_generation));
   std::map<std::pair<int, int>, double> merged;
   if (p.algorithm == Algorithm::ring) {
+    // One flow per channel and hop, not merged across channels: SimGrid shares a link
+    // equally among its flows (max-min), so equal channels get the equal shares the search
+    // planned, where one merged flow carrying two channels' bytes would get one share.
     const bool open = kind == Kind::broadcast || kind == Kind::reduce || kind == Kind::send_recv;
+    int channels = 0;
     for (const auto& r : s.rings) {
       const double share = s.ring_bw > 0 ? r.bandwidth_Bps / s.ring_bw : 1.0 / s.rings.size();
+      const int k = std::max(1, r.channels);
+      channels += k;
       const size_t hops = open ? r.order.size() - 1 : r.order.size();
-      for (size_t i = 0; i < hops; ++i) merged[{r.order[i], r.order[(i + 1) % r.order.size()]}] += share * sched.bytes_per_rank / eff;
+      for (int c = 0; c < k; ++c)
+        for (size_t i = 0; i < hops; ++i) p.flows.push_back({r.order[i], r.order[(i + 1) % r.order.size()], share / k * sched.bytes_per_rank / eff});
     }
-    p.channels = static_cast<int>(s.rings.size());
+    p.channels = channels;
     p.bandwidth_Bps = s.ring_bw;
     p.latency_s = collective::latency_s(p.protocol, s.link_class, sched.steps, Algorithm::ring) +
                   collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation);

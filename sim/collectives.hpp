@@ -80,6 +80,7 @@ class CollectivePlanner {
   struct Ring {
     std::vector<int> order;  // GPU nodes
     double bandwidth_Bps;
+    int channels = 1;  // NCCL channels on this order, each at bandwidth_Bps / channels
   };
   struct Tree {
     std::vector<std::pair<int, int>> edges;  // (child, parent) GPU nodes
