@@ -148,6 +148,7 @@ def plot(table, path):
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="measured")
         ax.plot([p[0] for p in pts], [p[2] for p in pts], "s--", label="composim")
         ax.set_xscale("log", base=2)
+        ax.set_ylim(bottom=0)
         ax.set_title(label, fontsize=10)
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel("all-reduce bus bandwidth (GB/s)")
