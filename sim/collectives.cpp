@@ -290,6 +290,15 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     }
   }
   for (const auto& r : s.rings) s.ring_bw += r.bandwidth_Bps;
+  // SHM hops: the receiver polls its flag in host memory across PCIe, so each step of the
+  // algorithm also waits a read round trip over the staged route (twice its one-way
+  // latency), which NCCL's per-step latency (measured for direct P2P) does not include.
+  auto shm_step = [&](int a, int b) {
+    const auto& r = route(a, b);
+    return r.staged && !r.network ? 2 * r.latency_s : 0.0;
+  };
+  for (const auto& r : s.rings)
+    for (size_t i = 0; i < r.order.size(); ++i) s.ring_shm_step_s = std::max(s.ring_shm_step_s, shm_step(r.order[i], r.order[(i + 1) % r.order.size()]));
 
   // Trees: one per ring channel (at least one).
   const size_t channels = std::max<size_t>(1, s.rings.size());
@@ -331,6 +340,9 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       s.trees.push_back(std::move(t));
     }
   }
+  for (const auto& t : s.trees)
+    for (auto [child, parent] : t.edges)
+      s.tree_shm_step_s = std::max({s.tree_shm_step_s, shm_step(child, parent), shm_step(parent, child)});
   return structures_.emplace(gpus, std::move(s)).first->second;
 }
 
@@ -488,7 +500,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.channels = channels;
     p.bandwidth_Bps = s.ring_bw;
     p.latency_s = collective::latency_s(p.protocol, s.link_class, sched.steps, Algorithm::ring) +
-                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation);
+                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + sched.steps * s.ring_shm_step_s;
     p.bottleneck_bytes = sched.bytes_per_rank / eff;
     p.steps = sched.steps;
   } else {
@@ -504,7 +516,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.channels = static_cast<int>(s.trees.size());
     p.bandwidth_Bps = s.tree_bw;
     p.latency_s = collective::latency_s(p.protocol, s.link_class, 2 * depth, Algorithm::tree) +
-                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation);
+                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + 2 * depth * s.tree_shm_step_s;
     p.bottleneck_bytes = in_bytes / eff;
     p.steps = 2 * depth;
   }

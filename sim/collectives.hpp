@@ -29,6 +29,10 @@
 // LL128 on V100 is slower than NCCL's tuner assumes), so a choice NCCL makes against its own
 // interest is reproduced, not corrected.
 //
+// SHM hops (staged through host memory) also wait, per step, a read round trip over their
+// route (2 x its latency): the receiver polls its flag in host memory across PCIe, which
+// NCCL's per-step latencies (measured for direct P2P) do not include.
+//
 // Known approximations: NCCL's per-channel caps for LL128 and trees are not applied (its
 // channel counts are not modelled, only total ring bandwidth); NVLS and CollNet are not
 // modelled; ring searches beyond 9 GPUs per machine use the topology's GPU order.
@@ -95,6 +99,7 @@ class CollectivePlanner {
     int nvlink_generation = 0;  // oldest NVLink generation the rings cross; 0 if not NVLink
     int machines = 1;
     int compute_capability = 80;  // lowest of the members' GPUs
+    double ring_shm_step_s = 0, tree_shm_step_s = 0;  // per-step wait of SHM hops (0 if none)
   };
   const Structure& structure(const std::vector<int>& gpus);
   std::pair<std::vector<int>, std::map<int, std::vector<int>>> group_by_machine(const std::vector<int>& gpus) const;

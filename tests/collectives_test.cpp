@@ -228,6 +228,24 @@ TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
   EXPECT_NEAR(std::stod(f[5]), tree_us, 0.001 * tree_us);
 }
 
+// SHM hops wait a read round trip of host memory per step. 2 GPUs on different sockets
+// (pcie-8gpu-gen3: GPU -> switch -> root complex and memory -> socket link -> root complex ->
+// switch -> GPU, 2.4 us one way), 8 bytes, ring LL: NCCL's 6.6 + 2 x 1.0 us, plus 2 steps x
+// 2 x 2.4 us, plus the flow's own 2.4 us = 20.6 us (NVIDIA/nccl #428 measured 20.36 us on
+// 2 T4s across sockets).
+TEST(CollectiveCommand, ShmStepsWaitAReadRoundTrip) {
+  composim::testing::TempDir d;
+  auto r = composim::testing::run_cli("collective --bytes 8 --topology pcie-8gpu-gen3 --placement gpu0,gpu4 --out " + d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto f = first_row(d.path());
+  EXPECT_EQ(f[9], "LL");
+  EXPECT_NEAR(std::stod(f[5]), 6.6 + 2 * 1.0 + 2 * 2 * 2.4 + 2.4, 0.01);
+  // The same GPUs with P2P through the sockets allowed would not pay it: a direct route.
+  r = composim::testing::run_cli("collective --bytes 8 --topology pcie-8gpu-gen3 --placement gpu0,gpu1 --out " + d.path() + "/p2p");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(std::stod(first_row(d.path() + "/p2p")[5]), 11.0);
+}
+
 TEST(CollectiveCommand, BadArguments) {
   auto r = composim::testing::run_cli("collective --op all_smoosh --topology dgx-a100");
   EXPECT_EQ(r.exit_code, 2);
