@@ -84,7 +84,7 @@ struct Runner {
     for (const auto& f : p.flows) {
       auto c = sg4::Comm::sendto_init(platform->host_of(f.src), platform->host_of(f.dst));
       c->set_payload_size(static_cast<std::uint64_t>(std::llround(f.bytes)));
-      c->start();
+      platform->start(c, f.src, f.dst);
       inflight.push_back(c);
     }
   }
@@ -149,7 +149,7 @@ std::vector<double> run_p2p(const topo::Topology& t, const std::vector<std::pair
     started = sg4::Engine::get_clock();
     current = sg4::Comm::sendto_init(platform.host_of(pairs[i].first), platform.host_of(pairs[i].second));
     current->set_payload_size(static_cast<std::uint64_t>(bytes));
-    current->start();
+    platform.start(current, pairs[i].first, pairs[i].second);
   };
   sg4::Activity::on_completion_cb([&](const sg4::Activity&) {
     bw[i] = bytes / (sg4::Engine::get_clock() - started);

@@ -2,6 +2,7 @@
 
 #include "models/collective.hpp"
 
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
@@ -22,21 +23,16 @@ Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int
   auto* zone = sg4::create_full_zone(t.name());
   const auto& nodes = t.nodes();
   hosts_.assign(nodes.size(), nullptr);
-  std::vector<sg4::Link*> node_latency(nodes.size(), nullptr), memory(nodes.size(), nullptr), shm(nodes.size(), nullptr);
+  std::vector<sg4::Link*> memory(nodes.size(), nullptr), shm(nodes.size(), nullptr);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto& n = nodes[i];
     if (n.is_endpoint()) hosts_[i] = zone->create_host(n.name, 1e9)->seal();
-    if (n.latency_s > 0)
-      node_latency[i] = zone->create_link(n.name + ":latency", 1e15)
-                            ->set_latency(n.latency_s)
-                            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                            ->seal();
     if (n.type == topo::NodeType::host)
       memory[i] = zone->create_link(n.name + ":memory", n.memory_bandwidth_Bps)->set_latency(0)->seal();
   }
   std::vector<sg4::Link*> links;
   for (const auto& l : t.links())
-    links.push_back(zone->create_split_duplex_link(l.name, l.bandwidth_Bps)->set_latency(l.latency_s)->seal());
+    links.push_back(zone->create_split_duplex_link(l.name, l.bandwidth_Bps)->set_latency(0)->seal());
 
   for (auto [src, dst] : pairs) {
     if (src == dst) continue;
@@ -46,29 +42,19 @@ Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int
     auto add_memory = [&](int h) {
       if (memory[h]) path.emplace_back(memory[h]);
     };
-    auto add_node = [&](int n) {
-      if (node_latency[n]) path.emplace_back(node_latency[n]);
-    };
-    if (nodes[src].type == topo::NodeType::host) {
-      add_memory(src);
-      add_node(src);
-    }
+    if (nodes[src].type == topo::NodeType::host) add_memory(src);
     size_t transit_i = 0;
     for (size_t h = 0; h < r.hops.size(); ++h) {
       const auto& hop = r.hops[h];
       path.emplace_back(links[hop.link], hop.forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
       if (h + 1 < r.hops.size()) {
         const int n = r.transit[transit_i++];
-        add_node(n);
         if (r.staged && nodes[n].type == topo::NodeType::host &&
             std::find(r.memory_hosts.begin(), r.memory_hosts.end(), n) != r.memory_hosts.end())
           add_memory(n);
       }
     }
-    if (nodes[dst].type == topo::NodeType::host) {
-      add_node(dst);
-      add_memory(dst);
-    }
+    if (nodes[dst].type == topo::NodeType::host) add_memory(dst);
     // NCCL's SHM transport: what a GPU sends to other GPUs through host memory moves at most
     // at collective::shm_transport_Bps(), shared by all its peers.
     if (nccl_paths && r.staged && !r.network && nodes[src].type == topo::NodeType::gpu && nodes[dst].type == topo::NodeType::gpu) {
@@ -79,6 +65,15 @@ Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int
     routes_.emplace(std::make_pair(src, dst), std::move(r));
   }
   zone->seal();
+}
+
+void Platform::start(const sg4::CommPtr& comm, int src, int dst) const {
+  const double latency = src == dst ? 0.0 : route(src, dst).latency_s;
+  if (latency <= 0) {
+    comm->start();
+    return;
+  }
+  simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + latency, [comm] { comm->start(); });
 }
 
 const topo::Route& Platform::route(int src, int dst) const {

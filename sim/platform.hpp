@@ -1,19 +1,25 @@
 // File: sim/platform.hpp
 //
 // Builds the SimGrid platform of a Topology: one SimGrid host per endpoint (GPU, NIC, host
-// memory), one split-duplex link per topology link (UP = from -> to), one FATPIPE latency
-// link per transit node with a latency (switch, root complex, NVSwitch, retimer, ...), and
-// one SHARED link per host memory (reads and writes share DRAM bandwidth), and, for NCCL
-// paths, one link per GPU for what it sends to peers through host memory, at NCCL's SHM
-// transport rate (collective::shm_transport_Bps()). Routes are the
-// ones of topologies/routing.hpp, added explicitly to a full zone for the endpoint pairs the
-// run needs. The network model is CM02 with cross-traffic off, so a lone transfer takes
-// exactly latency + bytes / bottleneck.
+// memory), one split-duplex link per topology link (UP = from -> to), one SHARED link per
+// host memory (reads and writes share DRAM bandwidth), and, for NCCL paths, one link per GPU
+// for what it sends to peers through host memory, at NCCL's SHM transport rate
+// (collective::shm_transport_Bps()). Routes are the ones of topologies/routing.hpp, added
+// explicitly to a full zone for the endpoint pairs the run needs. The network model is CM02
+// with cross-traffic off.
+//
+// Latency is not on the SimGrid links: CM02 shares a link among flows in inverse
+// proportion to their route latency (TCP's RTT unfairness, network_cm02.cpp's
+// sharing_penalty), which PCIe, NVLink and optical links do not have. A flow is started
+// after its route's latency (links, switches, root complexes: topo::Route::latency_s) on
+// zero-latency links instead, so a lone transfer still takes exactly latency + bytes /
+// bottleneck, and flows sharing a link get equal shares (max-min).
 //
 // Must be called once per process, after the simgrid::s4u::Engine is created and before
 // anything else creates a zone.
 #pragma once
 
+#include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Host.hpp>
 
 #include <map>
@@ -35,6 +41,12 @@ class Platform {
   Platform(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs, bool nccl_paths = true);
 
   simgrid::s4u::Host* host_of(int node) const { return hosts_.at(node); }
+
+  // start()
+  //
+  // Starts `comm` (made with sendto_init(host_of(src), host_of(dst)), its payload set, not
+  // started) after the route's latency; the caller keeps the handle until it completes.
+  void start(const simgrid::s4u::CommPtr& comm, int src, int dst) const;
   const topo::Route& route(int src, int dst) const;
   // Name of the topology link (or node) behind a SimGrid link name.
   const topo::Topology& topology() const { return topo_; }

@@ -485,7 +485,7 @@ void Replay::Impl::start_copy(int rank, std::int32_t node) {
                   op.copy == trace::CopyKind::htod ? gpu_node : host_node, static_cast<double>(op.bytes), sg4::Engine::get_clock()});
   comm->set_payload_size(op.bytes);
   comm->set_data(&tags.back());
-  comm->start();
+  platform->start(comm, tags.back().src, tags.back().dst);
   ++flows;
 }
 
@@ -514,7 +514,7 @@ void Replay::Impl::start_collective(std::int32_t id) {
     tags.push_back({true, -1, -1, id, comm, f.src, f.dst, f.bytes, sg4::Engine::get_clock()});
     comm->set_payload_size(static_cast<std::uint64_t>(std::llround(f.bytes)));
     comm->set_data(&tags.back());
-    comm->start();
+    platform->start(comm, f.src, f.dst);
     ++inst.flows_left;
     ++flows;
   }
