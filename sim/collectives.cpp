@@ -105,34 +105,22 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
   }
   const std::vector<double> cap(start);
   // NCCL's search (src/graph/search.cc) gives every channel of a graph the same bandwidth
-  // and keeps the solution with the most total bandwidth (channels x speed). So: the
-  // widest single ring sets the top speed b; at b, b/2, b/3 and b/4 rings are taken
-  // greedily while one still fits at that speed (among equal fits, the one leaving the
-  // most slack on the resources it uses, so scarce links are kept for later rings); the
-  // speed with the largest total wins, the faster one on a tie.
+  // and keeps the solution with the most total bandwidth (channels x speed).
   auto fits = [&](const Cand& c, double b, const std::vector<double>& left) {
     for (auto [id, n] : c.uses)
       if (left[id] < b * n * (1 - 1e-9)) return false;
     return true;
   };
-  // NCCL searches with the strictest path type first (NVLink, then NVLink through a GPU,
-  // then PCIe) and relaxes it only when no ring exists at all (search.cc), so rings are
-  // taken from the best tier that has one; NVLink and PCIe rings are never mixed.
-  int tier = 3;
+  // The widest single ring of each path tier (NVLink; NVLink through a GPU; anything),
+  // a ring of tier t using only hops of tier <= t, as NCCL's typeIntra bounds a path type.
+  double top[3] = {0, 0, 0};
   for (const auto& c : cands) {
-    bool positive = true;
-    for (auto [id, n] : c.uses) positive = positive && cap[id] > 0;
-    if (positive) tier = std::min(tier, c.tier);
-  }
-  if (tier == 3) return {};
-  double top = 0;
-  for (const auto& c : cands) {
-    if (c.tier != tier) continue;
     double bw = INFINITY;
     for (auto [id, n] : c.uses) bw = std::min(bw, cap[id] / n);
-    top = std::max(top, bw);
+    if (!(bw > 0)) continue;
+    for (int t = c.tier; t < 3; ++t) top[t] = std::max(top[t], bw);
   }
-  if (!(top > 0)) return {};
+  if (!(top[2] > 0)) return {};
   // Egress bound: every ring leaves every GPU once, on a resource that is the first hop
   // of some route from that GPU.
   std::map<int, std::map<int, double>> egress;  // GPU -> first-hop resource id -> capacity
@@ -147,7 +135,7 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
   // repeats allowed, so each multiset is tried once), each level keeping only the
   // candidates that still fit; stops at the egress bound or after a budget of fit checks
   // (NCCL's search also stops on a time limit and keeps the best so far).
-  auto pack_at = [&](double b, std::vector<double>& left) {
+  auto pack_at = [&](double b, int tier, std::vector<double>& left) {
     size_t bound = max;
     for (const auto& [g, res] : egress) {
       double sum = 0;
@@ -158,7 +146,7 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
     long budget = 4'000'000;
     std::vector<int> all;
     for (size_t c = 0; c < cands.size(); ++c)
-      if (cands[c].tier == tier) all.push_back(static_cast<int>(c));
+      if (cands[c].tier <= tier) all.push_back(static_cast<int>(c));
     std::function<void(const std::vector<int>&)> dfs = [&](const std::vector<int>& feasible) {
       if (chosen.size() > best.size()) best = chosen;
       if (best.size() >= bound || budget <= 0) return;
@@ -194,18 +182,38 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
     }
     return std::make_pair(rings, static_cast<double>(best.size()) * b);
   };
+  // NCCL's search order (search.cc, ncclTopoCompute): speeds from the highest down; at
+  // each speed the strictest path type first, relaxed only while nothing is found or the
+  // type stays stricter than the best so far; lower speeds are tried while above half the
+  // best one, and a solution replaces the best only with more total bandwidth. Speeds here:
+  // each tier's widest ring divided by 1 to 4.
+  std::vector<double> speeds;
+  for (int t = 0; t < 3; ++t)
+    for (int d = 1; d <= 4 && top[t] > 0; ++d) speeds.push_back(top[t] / d);
+  std::sort(speeds.begin(), speeds.end(), std::greater<>());
+  speeds.erase(std::unique(speeds.begin(), speeds.end(), [](double x, double y) { return std::abs(x - y) <= 1e-9 * x; }), speeds.end());
   std::vector<Ring> best_rings;
   std::vector<double> best_left;
-  double best_total = 0;
-  for (int d = 1; d <= 4; ++d) {
-    std::vector<double> left = cap;
-    auto [rings, total] = pack_at(top / d, left);
-    if (total > best_total * (1 + 1e-6)) {
-      best_total = total;
-      best_rings = std::move(rings);
-      best_left = std::move(left);
+  double best_total = 0, best_speed = 0;
+  int best_tier = 3;
+  for (double b : speeds) {
+    if (best_total > 0 && b < 0.49 * best_speed) break;
+    for (int t = 0; t < 3 && t <= best_tier; ++t) {
+      if (top[t] < b * (1 - 1e-9)) continue;
+      std::vector<double> left = cap;
+      auto [rings, total] = pack_at(b, t, left);
+      if (rings.empty()) continue;
+      if (total > best_total * (1 + 1e-6)) {
+        best_total = total;
+        best_speed = b;
+        best_tier = t;
+        best_rings = std::move(rings);
+        best_left = std::move(left);
+      }
+      break;  // a solution at this speed: looser types are not tried
     }
   }
+  if (best_rings.empty()) return {};
   for (const auto& [key, id] : ids) residual[key] = best_left[id];
   return best_rings;
 }
@@ -218,7 +226,16 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
   const size_t machines = machine_ids.size();
   s.machines = static_cast<int>(machines);
   s.compute_capability = std::numeric_limits<int>::max();
-  for (int g : gpus) s.compute_capability = std::min(s.compute_capability, gpu::find_gpu_spec(topo_.nodes()[g].model).compute_capability);
+  int max_cc = 0;
+  for (int g : gpus) {
+    const int cc = gpu::find_gpu_spec(topo_.nodes()[g].model).compute_capability;
+    s.compute_capability = std::min(s.compute_capability, cc);
+    max_cc = std::max(max_cc, cc);
+  }
+  s.uniform_compute_capability = max_cc == s.compute_capability;
+  size_t largest = 0;
+  for (const auto& [m, members] : by_machine) largest = std::max(largest, members.size());
+  s.one_gpu_per_machine = machines > 1 && largest == 1;
   // Intra-machine ring orders.
   std::vector<std::vector<int>> local;
   std::vector<std::vector<Ring>> local_rings;
@@ -236,11 +253,41 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     } else {
       candidates.push_back(members);
       if (members.size() > 2) candidates.emplace_back(members.rbegin(), members.rend());
+      // Too many GPUs for every order: also the nearest-neighbour order (next, the widest
+      // then shortest route from the last), which keeps GPUs of one switch together as
+      // NCCL's search does, and its reverse.
+      if (members.size() > 2) {
+        std::vector<int> nn{members[0]};
+        std::vector<bool> used(members.size(), false);
+        used[0] = true;
+        for (size_t k = 1; k < members.size(); ++k) {
+          size_t pick = 0;
+          double best_bw = -1, best_lat = INFINITY;
+          for (size_t j = 0; j < members.size(); ++j) {
+            if (used[j]) continue;
+            const auto& r = route(nn.back(), members[j]);
+            if (r.bottleneck_Bps > best_bw * (1 + 1e-9) || (r.bottleneck_Bps >= best_bw * (1 - 1e-9) && r.latency_s < best_lat - 1e-12)) {
+              best_bw = r.bottleneck_Bps;
+              best_lat = r.latency_s;
+              pick = j;
+            }
+          }
+          used[pick] = true;
+          nn.push_back(members[pick]);
+        }
+        if (nn != members) {
+          candidates.push_back(nn);
+          candidates.emplace_back(nn.rbegin(), nn.rend());
+        }
+      }
     }
     std::map<std::pair<int, int>, double> residual;
     auto rings = members.size() >= 2 ? pack_rings(candidates, residual, kMaxRings) : std::vector<Ring>{{members, INFINITY}};
     if (rings.empty()) rings.push_back({members, 0.0});
     local.push_back(rings.front().order);
+    for (const auto& r : rings)
+      for (size_t i = 0; r.order.size() > 1 && i < r.order.size(); ++i)
+        s.intra_nvlink = s.intra_nvlink && route(r.order[i], r.order[(i + 1) % r.order.size()]).nvlink;
     local_rings.push_back(std::move(rings));
   }
   if (machines == 1) {
@@ -437,8 +484,15 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   // A protocol's fraction of the structure's bandwidth, given its base efficiency: trees
   // reach collective::tree_efficiency() of theirs, and LL is capped at NCCL's llMaxBw (a
   // ring's busbw; a tree's algbw is half of it).
+  // NCCL's refinements (tuning.cc): trees reach 0.92 of their bandwidth, LL 1/3.8 of that
+  // and LL128 7/9 inside a machine or 120/128 across; a ring's LL128 0.7 with one GPU per
+  // machine.
   auto fraction = [&](Algorithm a, Protocol pr, double base) {
-    double e = base * (a == Algorithm::tree ? collective::tree_efficiency() : 1.0);
+    double e = base;
+    if (pr == Protocol::ll128 && (a == Algorithm::tree || s.one_gpu_per_machine))
+      e *= (a == Algorithm::ring ? 0.7 : s.machines > 1 ? 120.0 / 128.0 : 7.0 / 9.0) / collective::protocol_efficiency(pr, kind, false);
+    if (pr == Protocol::ll && a == Algorithm::tree) e *= (1.0 / 3.8) / collective::protocol_efficiency(pr, kind, s.machines > 1);
+    if (a == Algorithm::tree) e *= collective::tree_efficiency();
     const double bw = a == Algorithm::ring ? s.ring_bw : s.tree_bw;
     if (pr == Protocol::ll && bw > 0) {
       const double cap = collective::ll_max_busbw_Bps(s.compute_capability, s.machines);
@@ -456,6 +510,12 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       continue;
     for (Protocol pr : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
       if (protocol && *protocol != pr) continue;
+      // NCCL enables LL128 by default only over NVLink inside machines, on GPUs of one
+      // compute capability among 7.0, 8.0 and 9.0 (tuning.cc: other cases "may cause silent
+      // data corruption"); a protocol the user or the trace names is kept.
+      if (!protocol && pr == Protocol::ll128 &&
+          !(s.intra_nvlink && s.uniform_compute_capability && (s.compute_capability == 70 || s.compute_capability == 80 || s.compute_capability == 90)))
+        continue;
       const double eff = fraction(a, pr, collective::protocol_efficiency(pr, kind, s.link_class == LinkClass::network));
       double t;
       if (a == Algorithm::ring) {

@@ -100,6 +100,9 @@ class CollectivePlanner {
     int machines = 1;
     int compute_capability = 80;  // lowest of the members' GPUs
     double ring_shm_step_s = 0, tree_shm_step_s = 0;  // per-step wait of SHM hops (0 if none)
+    bool intra_nvlink = true;                 // every machine's rings are NVLink
+    bool uniform_compute_capability = true;
+    bool one_gpu_per_machine = false;
   };
   const Structure& structure(const std::vector<int>& gpus);
   std::pair<std::vector<int>, std::map<int, std::vector<int>>> group_by_machine(const std::vector<int>& gpus) const;
