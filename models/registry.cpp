@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -53,6 +54,8 @@ double param(const std::string& qualified_name) {
 }
 
 void load_params_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) input_error(path, "", "is a directory, not a parameter file");
   std::ifstream in(path);
   if (!in) input_error(path, "", "cannot open the parameter file");
   nlohmann::json doc;
@@ -71,12 +74,15 @@ void load_params_file(const std::string& path) {
     // time (what calibration fits). Other registered values are documentation of constants.
     const bool efficiency = name.find("efficiency") != std::string::npos;
     const bool latency = name.rfind("collective.", 0) == 0 && name.find("latency") != std::string::npos;
-    if (!efficiency && !latency)
-      input_error(path, "params." + name, "cannot be set from a parameter file (only link and protocol efficiencies and collective latencies can)");
+    const bool rate = name.rfind("collective.", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, "_Bps") == 0;
+    if (!efficiency && !latency && !rate)
+      input_error(path, "params." + name,
+                  "cannot be set from a parameter file (only link and protocol efficiencies, collective latencies and collective rates can)");
     if (!it->is_number() || !std::isfinite(it->get<double>())) input_error(path, "params." + name, "expected a number");
     const double v = it->get<double>();
     if (efficiency && !(v > 0 && v <= 1)) input_error(path, "params." + name, "an efficiency must be in (0, 1]");
     if (latency && !(v >= 0 && v <= 1)) input_error(path, "params." + name, "a latency must be in [0, 1] s");
+    if (rate && !(v > 0)) input_error(path, "params." + name, "a rate must be positive (bytes/s)");
     s.values[name] = v;
     s.overridden[name] = v;
   }

@@ -443,10 +443,17 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
       }
     }
   }
-  for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});
+  bool nv = true;
+  double shm_step = 0;
+  for (const auto& [pair, bytes] : merged) {
+    p.flows.push_back({pair.first, pair.second, bytes});
+    const auto& r = route(pair.first, pair.second);
+    nv = nv && r.nvlink;
+    if (r.staged && !r.network) shm_step = std::max(shm_step, 2 * r.latency_s);  // SHM: a read round trip
+  }
   p.channels = static_cast<int>(L);
-  p.link_class = M > 1 ? LinkClass::network : LinkClass::nvlink;
-  p.latency_s = collective::latency_s(p.protocol, p.link_class, 1);
+  p.link_class = M > 1 ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
+  p.latency_s = collective::latency_s(p.protocol, p.link_class, 1) + shm_step;
   return p;
 }
 
@@ -463,11 +470,16 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     const double eff = collective::protocol_efficiency(p.protocol, kind, false);
     bool network = false, nv = true;
     double bw = INFINITY;
+    double shm_step = 0;
     for (int i = 0; i < n; ++i) {
       const auto& r = route(gpus[i], gpus[(i + 1) % n]);
       network = network || r.network;
       nv = nv && r.nvlink;
       bw = std::min(bw, r.bottleneck_Bps);
+      if (r.staged && !r.network) {  // NCCL's SHM transport: its rate, and a read round trip per step
+        bw = std::min(bw, collective::shm_transport_Bps());
+        shm_step = std::max(shm_step, 2 * r.latency_s);
+      }
       p.flows.push_back({gpus[i], gpus[(i + 1) % n], in_bytes / eff});
     }
     p.link_class = network ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
@@ -475,7 +487,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.bandwidth_Bps = bw;
     p.bottleneck_bytes = in_bytes / eff;
     p.steps = 1;
-    p.latency_s = collective::latency_s(p.protocol, p.link_class, 1);
+    p.latency_s = collective::latency_s(p.protocol, p.link_class, 1) + shm_step;
     return p;
   }
   const Structure& s = structure(gpus);

@@ -471,6 +471,8 @@ struct CalRow {
 Case load_case_file(const std::string& file, const std::string& data) {
   Case c;
   c.file = file;
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) input_error(file, "", "is a directory, not a case file");
   std::ifstream in(file);
   if (!in) input_error(file, "", "cannot open");
   try {
