@@ -231,7 +231,7 @@ ModelInfo collective_model_info() {
                {"ll_max_busbw_2nodes_amd_Bps", "B/s", 22.5e9, "LL bus bandwidth cap, 2 machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
                {"ll_max_busbw_4nodes_intel_Bps", "B/s", 20.4e9, "LL bus bandwidth cap, 3 or more machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
                {"ll_max_busbw_4nodes_amd_Bps", "B/s", 19.0e9, "LL bus bandwidth cap, 3 or more machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
-               {"shm_transport_Bps", "B/s", 5.2e9, "rate of one GPU-to-GPU connection through host memory (SHM transport)",
+               {"shm_transport_Bps", "B/s", 5.2e9, "what one GPU sends to its peers through host memory, in all (SHM transport)",
                 "fitted to DGX A100 4 GPUs with NCCL_P2P_DISABLE=1 (LLM-Insights, NCCL 2.16): 5.2 GB/s busbw; NVIDIA/nccl #1817 (8 x L20, 6.1 GB/s avg) and #384 (Gen3, 3.9 GB/s, 1 channel) agree in order"},
                {"extra_latency_LL128_achieved_nvlink_gen2_s", "s", kExtraLatencyLL128Gen2_s, "LL128 latency on NVLink2 (V100) beyond NCCL's latency model",
                 "fitted with efficiency_LL128_achieved_nvlink_gen2 (same data)"},
