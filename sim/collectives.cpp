@@ -304,6 +304,10 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
             if (l.type == topo::LinkType::nvlink && l.generation > 0)
               s.nvlink_generation = s.nvlink_generation ? std::min(s.nvlink_generation, l.generation) : l.generation;
           }
+    // The achieved LL128 figures are per GPU family (V100 on NVLink2, A100 on NVLink3, ...):
+    // GPUs of another family on these links keep NCCL's own figures.
+    const int family_generation = s.compute_capability >= 100 ? 5 : s.compute_capability >= 90 ? 4 : s.compute_capability >= 80 ? 3 : 2;
+    if (!s.uniform_compute_capability || s.nvlink_generation != family_generation) s.nvlink_generation = 0;
   } else {
     s.link_class = LinkClass::network;
     size_t nics = SIZE_MAX, smallest = SIZE_MAX;

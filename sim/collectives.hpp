@@ -96,7 +96,7 @@ class CollectivePlanner {
     std::vector<Tree> trees;
     double ring_bw = 0, tree_bw = 0;
     collective::LinkClass link_class = collective::LinkClass::pcie;
-    int nvlink_generation = 0;  // oldest NVLink generation the rings cross; 0 if not NVLink
+    int nvlink_generation = 0;  // NVLink generation of the rings when their GPUs are that generation's family; else 0
     int machines = 1;
     int compute_capability = 80;  // lowest of the members' GPUs
     double ring_shm_step_s = 0, tree_shm_step_s = 0;  // per-step wait of SHM hops (0 if none)
