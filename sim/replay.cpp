@@ -222,6 +222,7 @@ struct Replay::Impl {
     collective::Protocol protocol = collective::Protocol::simple;
     bool protocol_from_trace = false;
     double measured_dur_s = INFINITY;
+    int captured_ranks = 0;  // ranks of the communicator when the trace was captured (0: unknown)
     double latency_s = 0;  // NCCL latency term, added after the last flow
     int flows_left = 0;
     CollectivePlan plan;
@@ -383,6 +384,7 @@ void Replay::Impl::match_collectives() {
         inst.in_bytes = static_cast<double>(c.in_bytes);
         inst.protocol = c.protocol;
         inst.protocol_from_trace = c.protocol_from_trace;
+        inst.captured_ranks = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
         instances.push_back(std::move(inst));
       } else {
         const Instance& inst = instances[it->second];
@@ -503,8 +505,15 @@ void Replay::Impl::start_collective(std::int32_t id) {
   if (inst.in_bytes <= 0 || n <= 1) {
     // No size in the trace (or a one-rank communicator): the kernel's measured duration,
     // synchronised across members. The fastest member's duration is the least waiting.
+    // A collective captured on several ranks and replayed on one has nothing to wait for:
+    // NCCL runs it as a local copy (read and write of the buffer at the GPU's HBM rate).
     if (inst.in_bytes <= 0) ++no_size;
-    const double end = sg4::Engine::get_clock() + (std::isfinite(inst.measured_dur_s) ? inst.measured_dur_s : 0.0);
+    double dur = std::isfinite(inst.measured_dur_s) ? inst.measured_dur_s : 0.0;
+    if (n == 1 && inst.in_bytes > 0 && inst.captured_ranks > 1) {
+      const auto spec = gpu::find_gpu_spec(topo.nodes()[rank_gpu[inst.members.front().rank]].model);
+      dur = 2 * inst.in_bytes / spec.hbm_bandwidth_Bps;
+    }
+    const double end = sg4::Engine::get_clock() + dur;
     simgrid::kernel::timer::Timer::set(end, [this, id] { finish_collective(id); });
     return;
   }

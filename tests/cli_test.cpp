@@ -246,6 +246,25 @@ TEST(Cli, ShippedExampleWritesSummaryIterationsAndTimeline) {
   for (size_t i = 1; i < csv.size(); ++i) EXPECT_EQ(csv[i].rfind("ProfilerStep#", 0), 0u) << csv[i];
 }
 
+// A 2-rank trace replicated to one rank: its all-reduces have no peer to wait for, so they
+// run as NCCL's one-rank local copy, 2 x bytes / HBM rate (V100: 900 GB/s), not at the
+// measured 2-rank kernel time: 3,137,000 floats -> 2 x 12.548 MB / 900 GB/s = 27.88 us
+// (the trace measured 1274.8 us with its peer).
+TEST(Cli, OneRankCollectivesAreLocalCopies) {
+  composim::testing::TempDir d;
+  const std::string ex = composim::testing::source_dir() + "/examples/traces/";
+  auto r = composim::testing::run_cli("run --trace " + ex + "ddp2_rank0.json --ranks 1 --topology composable-falcon4016 --out " + d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json tl = read_json(d.path() + "/timeline.json");
+  bool seen = false;
+  for (const auto& e : tl.at("traceEvents")) {
+    if (e.value("cat", "") != "collective" || e.at("args").at("measured_dur_us").get<double>() != 1274.8) continue;
+    EXPECT_NEAR(e.at("dur").get<double>(), 2 * 3137000 * 4 / 900e9 * 1e6, 0.01) << e.dump();
+    seen = true;
+  }
+  EXPECT_TRUE(seen);
+}
+
 TEST(Cli, ShippedExampleWithoutOutWritesNothing) {
   TempDir tmp;
   const fs::path old_cwd = fs::current_path();
