@@ -80,7 +80,6 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
   std::vector<double> start;
   struct Cand {
     std::vector<std::pair<int, int>> uses;  // (resource id, count)
-    bool nvlink;
     int tier;  // 0: NVLink GPU to GPU or through NVSwitches; 1: also through a GPU (NVB); 2: not NVLink
   };
   std::vector<Cand> cands;
@@ -101,7 +100,7 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
         ++count[it->second];
       }
     }
-    cands.push_back({std::vector<std::pair<int, int>>(count.begin(), count.end()), nv, !nv ? 2 : nvb ? 1 : 0});
+    cands.push_back({std::vector<std::pair<int, int>>(count.begin(), count.end()), !nv ? 2 : nvb ? 1 : 0});
   }
   const std::vector<double> cap(start);
   // NCCL's search (src/graph/search.cc) gives every channel of a graph the same bandwidth
