@@ -727,16 +727,7 @@ TEST(Cli, ParamsFileOverridesModelParameters) {
                                            " --out " + d.path() + "/b");
   ASSERT_EQ(base.exit_code, 0) << base.err;
   ASSERT_EQ(fitted.exit_code, 0) << fitted.err;
-  auto busbw = [&](const std::string& dir) {
-    std::ifstream f(dir + "/collective.csv");
-    std::string line;
-    std::getline(f, line);
-    std::getline(f, line);
-    std::vector<std::string> v;
-    std::stringstream ss(line);
-    for (std::string x; std::getline(ss, x, ',');) v.push_back(x);
-    return std::stod(v[7]);
-  };
+  auto busbw = [](const std::string& dir) { return std::stod(composim::testing::collective_csv_first_row(dir).at(7)); };
   // Bandwidth-bound at 1 GiB: busbw scales with the NVLink efficiency (0.8 / 0.902).
   EXPECT_NEAR(busbw(d.path() + "/b") / busbw(d.path() + "/a"), 0.8 / (22.55 / 25.0), 0.002);
   const auto bad = d.write("q.json", R"({"params": {"nvlink.efficency": 0.9}})");

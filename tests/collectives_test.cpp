@@ -16,20 +16,11 @@ using collective::Algorithm;
 using collective::Kind;
 using collective::Protocol;
 
+using composim::testing::collective_csv_first_row;
+
 namespace {
 std::vector<int> gpus(const topo::Topology& t, int n) { return std::vector<int>(t.gpus().begin(), t.gpus().begin() + n); }
 
-// The first data row of a collective.csv, split on commas.
-std::vector<std::string> first_row(const std::string& dir) {
-  std::ifstream csv(dir + "/collective.csv");
-  std::string row;
-  std::getline(csv, row);
-  std::getline(csv, row);
-  std::vector<std::string> f;
-  std::stringstream ss(row);
-  for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-  return f;
-}
 }  // namespace
 
 TEST(NcclTests, SizesAndFactors) {
@@ -96,7 +87,7 @@ TEST(CollectivePlanner, Ll128RunsAtItsAchievedRateNotTheTunersEstimate) {
   composim::testing::TempDir d;
   auto r = composim::testing::run_cli("collective --bytes 4M --gpus 8 --topology dgx1-v100 --out " + d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto f = first_row(d.path());
+  auto f = collective_csv_first_row(d.path());
   EXPECT_EQ(f[9], "LL128");
   // NVLink hop latency (100 ns) on top; vTrain measured 150.9 us.
   EXPECT_NEAR(std::stod(f[5]), (14.0 + 14 * 1.9 + 15.8 + 0.1) + 1.75 * S / (ring * 0.623) * 1e6, 0.05);
@@ -108,7 +99,7 @@ TEST(CollectiveCommand, ShmTransportRate) {
   composim::testing::TempDir d;
   auto r = composim::testing::run_cli("collective --bytes 1G --topology dgx-a100 --placement gpu4,gpu5,gpu6,gpu7 --p2p off --out " + d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto f = first_row(d.path());
+  auto f = collective_csv_first_row(d.path());
   const double expected_us = 1.5 * 1073741824.0 / 5.2e9 * 1e6 + collective::latency_s(Protocol::simple, collective::LinkClass::pcie, 6) * 1e6;
   EXPECT_NEAR(std::stod(f[5]), expected_us, 0.02 * expected_us);  // plus the staged routes' latencies
   EXPECT_NEAR(std::stod(f[7]), 5.2, 0.01);
@@ -163,15 +154,12 @@ TEST(CollectiveCommand, HandComputedTime) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("# Avg bus bandwidth"), std::string::npos) << r.out;
   std::ifstream csv(d.path() + "/collective.csv");
-  std::string header, row;
+  std::string header;
   std::getline(csv, header);
-  std::getline(csv, row);
   EXPECT_EQ(header.rfind("op,gpus,size_B,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,flows,", 0), 0u) << header;
   const double bw = 16 * 8e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0);
   const double expected_us = (268435456.0 / bw + 105e-9 + collective::latency_s(Protocol::simple, collective::LinkClass::pcie, 2)) * 1e6;
-  std::vector<std::string> f;
-  std::stringstream ss(row);
-  for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+  const auto f = collective_csv_first_row(d.path());
   ASSERT_EQ(f.size(), 17u);
   EXPECT_NEAR(std::stod(f[5]), expected_us, 0.05);
   EXPECT_NEAR(std::stod(f[7]), 268435456.0 / (expected_us * 1e-6) / 1e9, 0.01);  // busbw = algbw for n = 2
@@ -183,7 +171,7 @@ TEST(CollectiveCommand, AllToAllAcrossNodesIsNicBound) {
   composim::testing::TempDir d;
   auto r = composim::testing::run_cli("collective --op all_to_all --bytes 1G --topology 2x-hgx-h100-ib --out " + d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto f = first_row(d.path());
+  auto f = collective_csv_first_row(d.path());
   const double nic = 400e9 / 8 * 64 / 66;
   EXPECT_NEAR(std::stod(f[5]) * 1e-6, (1073741824.0 / 2) / nic, 1e-4);
 }
@@ -196,14 +184,14 @@ TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
   composim::testing::TempDir d;
   auto r = composim::testing::run_cli("collective --bytes 64M --topology 2x-hgx-h100-ib --algo ring --proto LL --out " + d.path() + "/ll");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto f = first_row(d.path() + "/ll");
+  auto f = collective_csv_first_row(d.path() + "/ll");
   ASSERT_EQ(f.size(), 17u);
   const double ll_us = 6.6 + 30 * 2.7 + 2.0 * 15 / 16 * 67108864.0 / 39e9 * 1e6;
   EXPECT_NEAR(std::stod(f[5]), ll_us, 0.001 * ll_us);  // + the links' few us of latency
   EXPECT_NEAR(std::stod(f[7]), 39.0 * (ll_us - 87.6) / ll_us, 0.05);  // busbw: the cap, less the latency's share
   r = composim::testing::run_cli("collective --bytes 8G --topology 2x-hgx-h100-ib --algo tree --proto Simple --out " + d.path() + "/tree");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  f = first_row(d.path() + "/tree");
+  f = collective_csv_first_row(d.path() + "/tree");
   const double tree_us = std::stod(f[16]) + 8589934592.0 / (std::stod(f[14]) * 1e9 * 0.92) * 1e6;
   EXPECT_NEAR(std::stod(f[5]), tree_us, 0.001 * tree_us);
 }
@@ -217,13 +205,13 @@ TEST(CollectiveCommand, ShmStepsWaitAReadRoundTrip) {
   composim::testing::TempDir d;
   auto r = composim::testing::run_cli("collective --bytes 8 --topology pcie-8gpu-gen3 --placement gpu0,gpu4 --out " + d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto f = first_row(d.path());
+  auto f = collective_csv_first_row(d.path());
   EXPECT_EQ(f[9], "LL");
   EXPECT_NEAR(std::stod(f[5]), 6.6 + 2 * 1.0 + 2 * 2 * 2.4 + 2.4, 0.01);
   // The same GPUs with P2P through the sockets allowed would not pay it: a direct route.
   r = composim::testing::run_cli("collective --bytes 8 --topology pcie-8gpu-gen3 --placement gpu0,gpu1 --out " + d.path() + "/p2p");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_LT(std::stod(first_row(d.path() + "/p2p")[5]), 11.0);
+  EXPECT_LT(std::stod(collective_csv_first_row(d.path() + "/p2p")[5]), 11.0);
 }
 
 // What the planner plans is what SimGrid simulates, also when flows of different route
@@ -235,7 +223,7 @@ TEST(CollectiveCommand, SimulatedBandwidthIsThePlannedOne) {
   for (const std::string args : {"--gpus 8", "--gpus 6", "--p2p off"}) {
     auto r = composim::testing::run_cli("collective --bytes 1G --topology pcie-8gpu-gen3 " + args + " --out " + d.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    auto f = first_row(d.path());
+    auto f = collective_csv_first_row(d.path());
     EXPECT_NEAR(std::stod(f[7]) / std::stod(f[14]), 1.0, 0.02) << args << ": busbw " << f[7] << " vs planned " << f[14];
   }
 }
@@ -251,7 +239,7 @@ TEST(CollectiveCommand, LargeMachinesKeepSwitchesTogether) {
   for (int n : {8, 10, 16}) {
     auto r = composim::testing::run_cli("collective --bytes 1G --topology " + topo + " --gpus " + std::to_string(n) + " --out " + d.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    auto f = first_row(d.path());
+    auto f = collective_csv_first_row(d.path());
     EXPECT_NEAR(std::stod(f[14]), 28.807, 0.01) << n << " GPUs";  // planned ring bandwidth
     EXPECT_NEAR(std::stod(f[7]), 28.7, 0.15) << n << " GPUs";
   }

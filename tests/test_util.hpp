@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 #include <sys/wait.h>
 
 namespace composim::testing {
@@ -70,6 +72,19 @@ inline CliResult run_cli(const std::string& args) {
   r.out = slurp(t.path() + "/out");
   r.err = slurp(t.path() + "/err");
   return r;
+}
+
+// The first data row of DIR/collective.csv (written by `composim collective --out DIR`),
+// split on commas; empty if the file is missing.
+inline std::vector<std::string> collective_csv_first_row(const std::string& dir) {
+  std::ifstream csv(dir + "/collective.csv");
+  std::string row;
+  std::getline(csv, row);
+  std::getline(csv, row);
+  std::vector<std::string> f;
+  std::stringstream ss(row);
+  for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+  return f;
 }
 
 }  // namespace composim::testing
