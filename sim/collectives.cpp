@@ -48,8 +48,7 @@ std::vector<std::pair<int, int>> CollectivePlanner::resources(int a, int b) {
   std::vector<std::pair<int, int>> keys;
   for (const auto& h : r.hops) keys.emplace_back(h.link, h.forward ? 0 : 1);
   for (int h : r.memory_hosts) keys.emplace_back(-1 - h, 0);
-  if (r.staged && !r.network && topo_.nodes()[a].type == topo::NodeType::gpu && topo_.nodes()[b].type == topo::NodeType::gpu)
-    keys.emplace_back(-1 - a, 2);
+  if (r.shm()) keys.emplace_back(-1 - a, 2);
   resources_.emplace(std::make_pair(a, b), keys);
   return keys;
 }
@@ -58,6 +57,14 @@ double CollectivePlanner::capacity(std::pair<int, int> key) const {
   if (key.first < 0 && key.second >= 2) return collective::shm_transport_Bps();
   if (key.first < 0) return topo_.nodes()[-1 - key.first].memory_bandwidth_Bps;
   return topo_.links()[key.first].bandwidth_Bps;
+}
+
+// SHM hops: the receiver polls its flag in host memory across PCIe, so each step of the
+// algorithm also waits a read round trip over the staged route (twice its one-way latency),
+// which NCCL's per-step latency (measured for direct P2P) does not include. 0 otherwise.
+double CollectivePlanner::shm_step_s(int a, int b) {
+  const auto& r = route(a, b);
+  return r.shm() ? 2 * r.latency_s : 0.0;
 }
 
 double CollectivePlanner::bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual) {
@@ -340,15 +347,8 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     }
   }
   for (const auto& r : s.rings) s.ring_bw += r.bandwidth_Bps;
-  // SHM hops: the receiver polls its flag in host memory across PCIe, so each step of the
-  // algorithm also waits a read round trip over the staged route (twice its one-way
-  // latency), which NCCL's per-step latency (measured for direct P2P) does not include.
-  auto shm_step = [&](int a, int b) {
-    const auto& r = route(a, b);
-    return r.staged && !r.network ? 2 * r.latency_s : 0.0;
-  };
   for (const auto& r : s.rings)
-    for (size_t i = 0; i < r.order.size(); ++i) s.ring_shm_step_s = std::max(s.ring_shm_step_s, shm_step(r.order[i], r.order[(i + 1) % r.order.size()]));
+    for (size_t i = 0; i < r.order.size(); ++i) s.ring_shm_step_s = std::max(s.ring_shm_step_s, shm_step_s(r.order[i], r.order[(i + 1) % r.order.size()]));
 
   // Trees: one per ring channel (at least one).
   const size_t channels = std::max<size_t>(1, s.rings.size());
@@ -392,7 +392,7 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
   }
   for (const auto& t : s.trees)
     for (auto [child, parent] : t.edges)
-      s.tree_shm_step_s = std::max({s.tree_shm_step_s, shm_step(child, parent), shm_step(parent, child)});
+      s.tree_shm_step_s = std::max({s.tree_shm_step_s, shm_step_s(child, parent), shm_step_s(parent, child)});
   return structures_.emplace(gpus, std::move(s)).first->second;
 }
 
@@ -450,9 +450,8 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
   double shm_step = 0;
   for (const auto& [pair, bytes] : merged) {
     p.flows.push_back({pair.first, pair.second, bytes});
-    const auto& r = route(pair.first, pair.second);
-    nv = nv && r.nvlink;
-    if (r.staged && !r.network) shm_step = std::max(shm_step, 2 * r.latency_s);  // SHM: a read round trip
+    nv = nv && route(pair.first, pair.second).nvlink;
+    shm_step = std::max(shm_step, shm_step_s(pair.first, pair.second));
   }
   p.channels = static_cast<int>(L);
   p.link_class = M > 1 ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
@@ -479,10 +478,8 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       network = network || r.network;
       nv = nv && r.nvlink;
       bw = std::min(bw, r.bottleneck_Bps);
-      if (r.staged && !r.network) {  // NCCL's SHM transport: its rate, and a read round trip per step
-        bw = std::min(bw, collective::shm_transport_Bps());
-        shm_step = std::max(shm_step, 2 * r.latency_s);
-      }
+      if (r.shm()) bw = std::min(bw, collective::shm_transport_Bps());
+      shm_step = std::max(shm_step, shm_step_s(gpus[i], gpus[(i + 1) % n]));
       p.flows.push_back({gpus[i], gpus[(i + 1) % n], in_bytes / eff});
     }
     p.link_class = network ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
@@ -496,12 +493,11 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   const Structure& s = structure(gpus);
   p.link_class = s.link_class;
   const auto sched = collective::ring_schedule(kind, n, in_bytes);
-  // A protocol's fraction of the structure's bandwidth, given its base efficiency: trees
-  // reach collective::tree_efficiency() of theirs, and LL is capped at NCCL's llMaxBw (a
-  // ring's busbw; a tree's algbw is half of it).
-  // NCCL's refinements (tuning.cc): trees reach 0.92 of their bandwidth, LL 1/3.8 of that
-  // and LL128 7/9 inside a machine or 120/128 across; a ring's LL128 0.7 with one GPU per
-  // machine.
+  // A protocol's fraction of the structure's bandwidth, given its base efficiency, with
+  // NCCL's refinements (tuning.cc): trees reach collective::tree_efficiency() (0.92) of
+  // theirs, LL 1/3.8 of that and LL128 7/9 inside a machine or 120/128 across; a ring's
+  // LL128 0.7 with one GPU per machine; LL capped at llMaxBw (a ring's busbw; a tree's
+  // algbw is half of it).
   auto fraction = [&](Algorithm a, Protocol pr, double base) {
     double e = base;
     if (pr == Protocol::ll128 && (a == Algorithm::tree || s.one_gpu_per_machine))

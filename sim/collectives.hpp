@@ -111,6 +111,7 @@ class CollectivePlanner {
   double bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual);
   std::vector<std::pair<int, int>> resources(int a, int b);  // capacity keys of a route
   double capacity(std::pair<int, int> key) const;
+  double shm_step_s(int a, int b);  // per-step wait of an SHM hop (0 if the route is not SHM)
 
   const topo::Topology& topo_;
   std::map<std::pair<int, int>, topo::Route> routes_;

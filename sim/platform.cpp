@@ -57,7 +57,7 @@ Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int
     if (nodes[dst].type == topo::NodeType::host) add_memory(dst);
     // NCCL's SHM transport: what a GPU sends to other GPUs through host memory moves at most
     // at collective::shm_transport_Bps(), shared by all its peers.
-    if (nccl_paths && r.staged && !r.network && nodes[src].type == topo::NodeType::gpu && nodes[dst].type == topo::NodeType::gpu) {
+    if (nccl_paths && r.shm()) {
       if (!shm[src]) shm[src] = zone->create_link(nodes[src].name + ":shm", collective::shm_transport_Bps())->set_latency(0)->seal();
       path.emplace_back(shm[src]);
     }

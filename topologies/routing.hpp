@@ -37,6 +37,10 @@ struct Route {
   bool network = false;          // crosses machines over NICs and the network
   double bottleneck_Bps = 0;     // min over links and crossed memories
   double latency_s = 0;          // links + transit nodes + root complexes of memory hosts
+
+  // GPU to GPU through host memory without crossing a network: what NCCL's SHM transport
+  // carries (only GPU pairs are ever staged).
+  bool shm() const { return staged && !network; }
 };
 
 // route()
