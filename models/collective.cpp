@@ -16,8 +16,11 @@ std::string normalise(std::string_view s) {
   return out;
 }
 
-// NCCL tuning.cc (2.12-2.18): latencies in microseconds, protocols LL/LL128/Simple.
-constexpr double kBaseLat_us[2][3] = {/* ring */ {6.6, 14.0, 8.4}, /* tree */ {6.8, 14.0, 0.0}};
+// NCCL tuning.cc (2.12-2.18): latencies in microseconds, protocols LL/LL128/Simple. Except
+// ring LL128: 10.0, NCCL 2.7-2.11's value (2.12-2.18 say 14.0). With it and
+// tuner_bandwidth_fraction_nvlink, the tuner switches from LL128 to Simple where NCCL did
+// on 3, 4, 6, 7 and 8 V100s (vTrain); with 14.0 it switched 1-2 MiB early on 3-7 GPUs.
+constexpr double kBaseLat_us[2][3] = {/* ring */ {6.6, 10.0, 8.4}, /* tree */ {6.8, 14.0, 0.0}};
 // hwLat per link class (NVLink, PCI, network), algorithm (ring, tree), protocol.
 constexpr double kHwLat_us[3][2][3] = {
     /* NVLink  */ {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}},
@@ -25,9 +28,13 @@ constexpr double kHwLat_us[3][2][3] = {
     /* network */ {{2.7, 4.0, 14.0}, {5.0, 8.5, 14.0}}};
 
 // Least-squares fit of t = latency_s() + extra + bytes / (ring bandwidth * efficiency) to the
-// vTrain V100 all-reduce times of 4 GPUs (1-4 MiB) and 8 GPUs (1-8 MiB), where NCCL ran LL128.
-constexpr double kAchievedLL128Gen2 = 0.623;
-constexpr double kExtraLatencyLL128Gen2_s = 15.8e-6;
+// vTrain V100 all-reduce times at every 1 MiB where NCCL ran LL128 on 4 GPUs (1-4 MiB),
+// 7 GPUs (1-8 MiB) and 8 GPUs (1-13 MiB); 3 and 6 GPUs held out.
+constexpr double kAchievedLL128Gen2 = 0.688;
+constexpr double kExtraLatencyLL128Gen2_s = 23.9e-6;
+// Mean residual (measured - modelled) of the same sweeps where NCCL ran Simple, 1-32 MiB,
+// 2, 3, 4, 6, 7 and 8 GPUs, each point weighted by 1/time^2 (least relative squares).
+constexpr double kExtraLatencySimpleGen2_s = 5.0e-6;
 
 }  // namespace
 
@@ -158,6 +165,7 @@ double achieved_efficiency(Protocol p, Kind kind, bool multi_node, int nvlink_ge
 double achieved_extra_latency_s(Protocol p, int nvlink_generation) {
   if (p == Protocol::ll128 && nvlink_generation >= 2 && nvlink_generation <= 5)
     return param("collective.extra_latency_LL128_achieved_nvlink_gen" + std::to_string(nvlink_generation) + "_s");
+  if (p == Protocol::simple && nvlink_generation == 2) return param("collective.extra_latency_Simple_achieved_nvlink_gen2_s");
   return 0.0;
 }
 
@@ -174,6 +182,12 @@ double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu) {
 }
 
 double tree_efficiency() { return param("collective.efficiency_tree"); }
+
+double tuner_bandwidth_fraction(LinkClass link_class) {
+  if (link_class == LinkClass::nvlink) return param("collective.tuner_bandwidth_fraction_nvlink");
+  if (link_class == LinkClass::pcie) return param("collective.tuner_bandwidth_fraction_pcie");
+  return 1.0;
+}
 
 namespace {
 const char* kProto[3] = {"LL", "LL128", "Simple"};
@@ -222,7 +236,7 @@ ModelInfo collective_model_info() {
                 "NCCL tuning.cc (LL busBw scaling)"},
                {"efficiency_LL128", "1", 0.92, "LL128 bandwidth fraction", "NCCL tuning.cc (LL128 busBw scaling)"},
                {"efficiency_LL128_achieved_nvlink_gen2", "1", kAchievedLL128Gen2, "LL128 bandwidth fraction achieved on NVLink2 (V100); the tuner still assumes efficiency_LL128",
-                "fitted to vTrain V100 all-reduce, 4 and 8 GPUs, 1-8 MiB (../shared/data/measured/vtrain_v100_allreduce); 3, 5, 6, 7 GPUs held out"},
+                "fitted to vTrain V100 all-reduce, 4, 7 and 8 GPUs, every 1 MiB where NCCL ran LL128 (../shared/data/measured/vtrain_v100_allreduce); 3 and 6 GPUs held out"},
                {"efficiency_tree", "1", 0.92, "fraction of a tree's bandwidth NCCL's trees reach (all protocols)", "NCCL tuning.cc (tree busBw x 0.92)"},
                {"ll_max_busbw_1node_volta_Bps", "B/s", 39.0e9, "LL bus bandwidth cap, one machine, Volta (and older)", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
                {"ll_max_busbw_1node_ampere_Bps", "B/s", 87.7e9, "LL bus bandwidth cap, one machine, Ampere", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
@@ -231,10 +245,16 @@ ModelInfo collective_model_info() {
                {"ll_max_busbw_2nodes_amd_Bps", "B/s", 22.5e9, "LL bus bandwidth cap, 2 machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
                {"ll_max_busbw_4nodes_intel_Bps", "B/s", 20.4e9, "LL bus bandwidth cap, 3 or more machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
                {"ll_max_busbw_4nodes_amd_Bps", "B/s", 19.0e9, "LL bus bandwidth cap, 3 or more machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
+               {"tuner_bandwidth_fraction_nvlink", "1", 0.85, "NCCL's tuner reckons an NVLink at this fraction of its signalling rate",
+                "fitted to vTrain V100 LL128/Simple switch points (3-8 GPUs; 0.845-0.851 reproduce all five) within NCCL topo.h's range: 20-22 GB/s per 25 GB/s link"},
+               {"tuner_bandwidth_fraction_pcie", "1", 12.0 / 15.75, "NCCL's tuner reckons PCIe at this fraction of its data rate",
+                "NCCL topo.h: PCI_BW 12 GB/s for Gen3 x16 (15.75 GB/s after 128b/130b)"},
                {"shm_transport_Bps", "B/s", 5.2e9, "what one GPU sends to its peers through host memory, in all (SHM transport)",
                 "fitted to DGX A100 4 GPUs with NCCL_P2P_DISABLE=1 (LLM-Insights, NCCL 2.16): 5.2 GB/s busbw; NVIDIA/nccl #1817 (8 x L20, 6.1 GB/s avg) and #384 (Gen3, 3.9 GB/s, 1 channel) agree in order"},
                {"extra_latency_LL128_achieved_nvlink_gen2_s", "s", kExtraLatencyLL128Gen2_s, "LL128 latency on NVLink2 (V100) beyond NCCL's latency model",
                 "fitted with efficiency_LL128_achieved_nvlink_gen2 (same data)"},
+               {"extra_latency_Simple_achieved_nvlink_gen2_s", "s", kExtraLatencySimpleGen2_s, "Simple latency on NVLink2 (V100) beyond NCCL's latency model",
+                "fitted to vTrain V100 all-reduce, 2-8 GPUs but 5, every 1 MiB up to 32 MiB where NCCL ran Simple"},
                {"extra_latency_LL128_achieved_nvlink_gen3_s", "s", 0.0, "as gen2, NVLink3", "no measurement"},
                {"extra_latency_LL128_achieved_nvlink_gen4_s", "s", 0.0, "as gen2, NVLink4", "no measurement"},
                {"extra_latency_LL128_achieved_nvlink_gen5_s", "s", 0.0, "as gen2, NVLink5", "no measurement"},
@@ -244,7 +264,9 @@ ModelInfo collective_model_info() {
   for (int a = 0; a < 2; ++a)
     for (int p = 0; p < 3; ++p) {
       m.params.push_back({std::string("base_latency_") + kAlgo[a] + "_" + kProto[p] + "_s", "s", kBaseLat_us[a][p] * 1e-6,
-                          std::string(kAlgo[a]) + " base latency, " + kProto[p], "NCCL tuning.cc baseLat (2.12-2.18)"});
+                          std::string(kAlgo[a]) + " base latency, " + kProto[p],
+                          a == 0 && p == 1 ? "NCCL tuning.cc baseLat (2.7-2.11; 2.12-2.18: 14 us), chosen to reproduce vTrain V100 LL128/Simple switch points"
+                                           : "NCCL tuning.cc baseLat (2.12-2.18)"});
     }
   for (int l = 0; l < 3; ++l)
     for (int a = 0; a < 2; ++a)

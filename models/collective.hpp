@@ -129,6 +129,14 @@ double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu = fal
 // and the flows. The 2 x 8 H100 source reaches 184 GB/s algbw on 200 GB/s of NICs: 0.92.
 double tree_efficiency();
 
+// tuner_bandwidth_fraction()
+//
+// The fraction of a structure's link bandwidth that NCCL's tuner assumes: NCCL rates links
+// with its own figures (topo.h), about 0.8 of the signalling rate, while flows run at the
+// links' rates. Only the choice of algorithm and protocol uses it. Parameters
+// collective.tuner_bandwidth_fraction_{nvlink,pcie}; 1 across machines.
+double tuner_bandwidth_fraction(LinkClass link_class);
+
 // shm_transport_Bps()
 //
 // Rate, in bytes/s, at which one GPU sends to its peers through host memory (NCCL's SHM

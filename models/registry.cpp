@@ -72,15 +72,15 @@ void load_params_file(const std::string& path) {
     if (!s.values.count(name)) input_error(path, "params." + name, "unknown model parameter (see `composim list-models`)");
     // What a parameter file may set: the efficiencies and latencies the models read at run
     // time (what calibration fits). Other registered values are documentation of constants.
-    const bool efficiency = name.find("efficiency") != std::string::npos;
+    const bool efficiency = name.find("efficiency") != std::string::npos || name.rfind("collective.tuner_bandwidth_fraction_", 0) == 0;
     const bool latency = name.rfind("collective.", 0) == 0 && name.find("latency") != std::string::npos;
     const bool rate = name.rfind("collective.", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, "_Bps") == 0;
     if (!efficiency && !latency && !rate)
       input_error(path, "params." + name,
-                  "cannot be set from a parameter file (only link and protocol efficiencies, collective latencies and collective rates can)");
+                  "cannot be set from a parameter file (only link and protocol efficiencies, the tuner's bandwidth fractions, collective latencies and collective rates can)");
     if (!it->is_number() || !std::isfinite(it->get<double>())) input_error(path, "params." + name, "expected a number");
     const double v = it->get<double>();
-    if (efficiency && !(v > 0 && v <= 1)) input_error(path, "params." + name, "an efficiency must be in (0, 1]");
+    if (efficiency && !(v > 0 && v <= 1)) input_error(path, "params." + name, "an efficiency or fraction must be in (0, 1]");
     if (latency && !(v >= 0 && v <= 1)) input_error(path, "params." + name, "a latency must be in [0, 1] s");
     if (rate && !(v > 0)) input_error(path, "params." + name, "a rate must be positive (bytes/s)");
     s.values[name] = v;

@@ -498,13 +498,13 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   // theirs, LL 1/3.8 of that and LL128 7/9 inside a machine or 120/128 across; a ring's
   // LL128 0.7 with one GPU per machine; LL capped at llMaxBw (a ring's busbw; a tree's
   // algbw is half of it).
-  auto fraction = [&](Algorithm a, Protocol pr, double base) {
+  auto fraction = [&](Algorithm a, Protocol pr, double base, double scale = 1.0) {
     double e = base;
     if (pr == Protocol::ll128 && (a == Algorithm::tree || s.one_gpu_per_machine))
       e *= (a == Algorithm::ring ? 0.7 : s.machines > 1 ? 120.0 / 128.0 : 7.0 / 9.0) / collective::protocol_efficiency(pr, kind, false);
     if (pr == Protocol::ll && a == Algorithm::tree) e *= (1.0 / 3.8) / collective::protocol_efficiency(pr, kind, s.machines > 1);
     if (a == Algorithm::tree) e *= collective::tree_efficiency();
-    const double bw = a == Algorithm::ring ? s.ring_bw : s.tree_bw;
+    const double bw = scale * (a == Algorithm::ring ? s.ring_bw : s.tree_bw);
     if (pr == Protocol::ll && bw > 0) {
       const double cap = collective::ll_max_busbw_Bps(s.compute_capability, s.machines);
       e = std::min(e, (a == Algorithm::ring ? cap : 0.5 * cap) / bw);
@@ -527,7 +527,8 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       if (!protocol && pr == Protocol::ll128 &&
           !(s.intra_nvlink && s.uniform_compute_capability && (s.compute_capability == 70 || s.compute_capability == 80 || s.compute_capability == 90)))
         continue;
-      const double eff = fraction(a, pr, collective::protocol_efficiency(pr, kind, s.link_class == LinkClass::network));
+      const double scale = collective::tuner_bandwidth_fraction(s.link_class);
+      const double eff = scale * fraction(a, pr, collective::protocol_efficiency(pr, kind, s.link_class == LinkClass::network), scale);
       double t;
       if (a == Algorithm::ring) {
         if (s.ring_bw <= 0) continue;

@@ -736,6 +736,23 @@ TEST(Cli, ParamsFileOverridesModelParameters) {
   EXPECT_NE(r.err.find("params.nvlink.efficency: unknown model parameter"), std::string::npos) << r.err;
 }
 
+// The tuner's NVLink rating moves where NCCL switches protocols, and nothing else: at 0.70
+// (not 0.85) 8 V100s switch to Simple before 13 MiB, where NCCL still ran LL128.
+TEST(Cli, ParamsFileSetsTheTunersBandwidthFraction) {
+  composim::testing::TempDir d;
+  auto proto = [&](const std::string& params) {
+    auto r = composim::testing::run_cli("collective --bytes 13M --gpus 8 --topology dgx1-v100 " + params + " --out " + d.path());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return composim::testing::collective_csv_first_row(d.path()).at(9);
+  };
+  EXPECT_EQ(proto(""), "LL128");
+  EXPECT_EQ(proto("--params " + d.write("low.json", R"({"params": {"collective.tuner_bandwidth_fraction_nvlink": 0.70}})")), "Simple");
+  auto r = composim::testing::run_cli("collective --bytes 13M --gpus 8 --topology dgx1-v100 --params " +
+                                      d.write("bad.json", R"({"params": {"collective.tuner_bandwidth_fraction_nvlink": 1.5}})"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("must be in (0, 1]"), std::string::npos) << r.err;
+}
+
 // validate: a case whose input is missing is reported as skipped, never passed; a case
 // outside its tolerance fails the run; report files are written.
 TEST(Cli, ValidateSkipsMissingInputsAndFailsOutOfTolerance) {

@@ -82,15 +82,44 @@ TEST(CollectivePlanner, Ll128RunsAtItsAchievedRateNotTheTunersEstimate) {
   auto p = planner.plan(Kind::all_reduce, S, gpus(t, 8));
   EXPECT_EQ(p.protocol, Protocol::ll128);
   const double ring = 6 * nvlink::payload_bandwidth_Bps(2, 1);
-  EXPECT_NEAR(p.latency_s, (14.0 + 14 * 1.9 + 15.8) * 1e-6, 1e-12);
-  EXPECT_NEAR(p.estimated_s, (14.0 + 14 * 1.9) * 1e-6 + 1.75 * S / (ring * 0.92), 1e-9);  // the tuner's view
+  // NCCL's latency (ring LL128 base 10 us, 14 steps of 1.9 us) plus V100's fitted 23.9 us.
+  EXPECT_NEAR(p.latency_s, (10.0 + 14 * 1.9 + 23.9) * 1e-6, 1e-12);
+  // The tuner's view: NCCL's latency, LL128 at 0.92 of the links rated at 0.85.
+  EXPECT_NEAR(p.estimated_s, (10.0 + 14 * 1.9) * 1e-6 + 1.75 * S / (ring * 0.85 * 0.92), 1e-9);
   composim::testing::TempDir d;
   auto r = composim::testing::run_cli("collective --bytes 4M --gpus 8 --topology dgx1-v100 --out " + d.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto f = collective_csv_first_row(d.path());
   EXPECT_EQ(f[9], "LL128");
   // NVLink hop latency (100 ns) on top; vTrain measured 150.9 us.
-  EXPECT_NEAR(std::stod(f[5]), (14.0 + 14 * 1.9 + 15.8 + 0.1) + 1.75 * S / (ring * 0.623) * 1e6, 0.05);
+  EXPECT_NEAR(std::stod(f[5]), (10.0 + 14 * 1.9 + 23.9 + 0.1) + 1.75 * S / (ring * 0.688) * 1e6, 0.05);
+}
+
+// Where NCCL switched from LL128 to Simple on a DGX-1 (vTrain's all-reduce sweeps in 1 MiB
+// steps: the time drops, or its slope changes, at the switch): the last LL128 size and the
+// first Simple one, per GPU count.
+TEST(CollectivePlanner, Ll128ToSimpleSwitchWhereNcclSwitchedOnV100) {
+  auto t = topo::Topology::load("dgx1-v100");
+  sim::CollectivePlanner planner(t);
+  const std::vector<std::pair<int, int>> last_ll128_MiB = {{3, 1}, {4, 4}, {6, 3}, {7, 8}, {8, 13}};
+  for (auto [n, last] : last_ll128_MiB) {
+    EXPECT_EQ(planner.plan(Kind::all_reduce, last * 1048576.0, gpus(t, n)).protocol, Protocol::ll128) << n << " GPUs, " << last << " MiB";
+    EXPECT_EQ(planner.plan(Kind::all_reduce, (last + 1) * 1048576.0, gpus(t, n)).protocol, Protocol::simple) << n << " GPUs, " << last + 1 << " MiB";
+  }
+}
+
+// Simple on V100 runs 5 us above NCCL's latency model: 2 GPUs, 1 MiB measured 70.1 us.
+TEST(CollectiveCommand, SimpleOnNvlink2AddsItsFittedLatency) {
+  composim::testing::TempDir d;
+  auto r = composim::testing::run_cli("collective --bytes 1M --gpus 2 --topology dgx1-v100 --out " + d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto f = collective_csv_first_row(d.path());
+  EXPECT_EQ(f[9], "Simple");
+  // GPUs 0 and 1 share one NVLink: one ring over it (0->1 and 1->0) at the payload rate,
+  // 2 steps of 1/2 MiB per rank; base 8.4 us + 2 x 3.4 us + 5.0 us + the hop's 0.1 us.
+  const double us = 8.4 + 2 * 3.4 + 5.0 + 0.1 + 1048576.0 / nvlink::payload_bandwidth_Bps(2, 1) * 1e6;
+  EXPECT_NEAR(std::stod(f[5]), us, 0.05);
+  EXPECT_NEAR(std::stod(f[5]), 70.1, 0.10 * 70.1);
 }
 
 // P2P off: NCCL's SHM transport. Each GPU sends through host memory at 5.2 GB/s whatever

@@ -7,15 +7,18 @@ sizes and compares: bus bandwidth for messages of 1 MiB and up (target: within 1
 single-node sources, 20% on the 2 x 8 H100 one), time for smaller messages (target: 25%).
 
   validation/collectives.py [--composim build/sim/composim] [--data ../shared/data]
-                            [--out DIR] [--check]
+                            [--out DIR] [--check] [--all-sizes]
 
 --out writes collectives.csv (one row per size) and collectives.png (measured vs
 predicted busbw by size, one panel per source). The issue's targets are reported for every
 source. --check asserts, as a regression guard, what the model meets today: the whole
 target on the sources marked "target", bus bandwidth for messages of 64 MiB and up within
-10% on those marked "large"; it exits 1 when one is missed.
+10% on those marked "large"; it exits 1 when one is missed. --all-sizes scores every row of
+vTrain's sweeps (1 MiB steps, 1,024 sizes per GPU count) instead of the powers of two: most
+of those sizes were not used to fit anything (a few minutes).
 """
 import argparse
+import concurrent.futures
 import csv
 import os
 import subprocess
@@ -33,12 +36,12 @@ SOURCES = [
      ["--placement", "gpu4,gpu5,gpu6,gpu7", "--p2p", "off"], "target"),
     ("gcp_a3mega_2x8_h100", "2 x 8 H100 (A3 Mega, TCPX)", os.path.join(HERE, "topologies", "gcp-a3mega-2x8-h100.json"), [], ""),
 ] + [(f"vtrain_v100_{n}gpu", f"V100 DGX-1, {n} GPUs (vTrain)", "dgx1-v100", ["--gpus", str(n)],
-      "target" if n == 8 else "" if n == 5 else "large") for n in range(2, 9)]
+      "target" if n in (2, 4, 7, 8) else "" if n == 5 else "large") for n in range(2, 9)]
 
 MIB = 1 << 20
 
 
-def measured_rows(data):
+def measured_rows(data, all_sizes=False):
     """{source id: [(bytes, time_us, busbw_GBps)]} from nccl_tests.csv and the vTrain LUTs."""
     rows = {}
     with open(os.path.join(data, "measured", "nccl_tests.csv")) as f:
@@ -53,24 +56,22 @@ def measured_rows(data):
             for line in f:
                 b, _, _, t_ns, busbw = line.strip().split(",")[:5]
                 b = int(b)
-                if b & (b - 1) == 0:  # powers of two: 1 MiB ... 1 GiB
+                if all_sizes or b & (b - 1) == 0:  # powers of two: 1 MiB ... 1 GiB
                     rows.setdefault(f"vtrain_v100_{n}gpu", []).append((b, float(t_ns) / 1000, float(busbw)))
     return rows
 
 
 def predict(composim, topology, args, sizes):
-    with tempfile.TemporaryDirectory() as d:
-        out = {}
-        # One run per contiguous power-of-two range; odd sizes one by one.
-        for b in sorted(set(sizes)):
-            if b in out:
-                continue
+    """{bytes: (time_us, busbw_GBps, algorithm, protocol)}: one composim run per size, in parallel."""
+    def one(b):
+        with tempfile.TemporaryDirectory() as d:
             cmd = [composim, "collective", "--op", "all_reduce", "--bytes", f"{b}:{b}", "--topology", topology, "--out", d] + args
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
             with open(os.path.join(d, "collective.csv")) as f:
-                for r in csv.DictReader(f):
-                    out[int(r["size_B"])] = (float(r["time_us"]), float(r["busbw_GBps"]), r["algorithm"], r["protocol"])
-        return out
+                r = next(csv.DictReader(f))
+                return b, (float(r["time_us"]), float(r["busbw_GBps"]), r["algorithm"], r["protocol"])
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return dict(pool.map(one, sorted(set(sizes))))
 
 
 def main():
@@ -79,11 +80,12 @@ def main():
     ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
     ap.add_argument("--out")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--all-sizes", action="store_true")
     a = ap.parse_args()
     if not os.path.isdir(os.path.join(a.data, "measured")):
         print(f"skipped: {a.data}/measured is absent (measurements are read from there, never copied)")
         return 0
-    measured = measured_rows(a.data)
+    measured = measured_rows(a.data, a.all_sizes)
     table, failures = [], []
     print(f"{'source':36} {'n':>3} {'>=1MiB: busbw err':>20} {'<1MiB: time err':>18}  target  issue target   guard")
     for sid, label, topo, args, guarded in SOURCES:
@@ -145,8 +147,9 @@ def plot(table, path):
     fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False)
     for ax, label in zip(axes.flat, labels):
         pts = sorted((r["bytes"], r["measured_busbw_GBps"], r["predicted_busbw_GBps"]) for r in table if r["label"] == label)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="measured")
-        ax.plot([p[0] for p in pts], [p[2] for p in pts], "s--", label="composim")
+        dense = len(pts) > 40
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "-" if dense else "o-", label="measured")
+        ax.plot([p[0] for p in pts], [p[2] for p in pts], "--" if dense else "s--", label="composim")
         ax.set_xscale("log", base=2)
         ax.set_ylim(bottom=0)
         ax.set_title(label, fontsize=10)

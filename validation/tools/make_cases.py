@@ -85,18 +85,18 @@ nccl("rccl-2gpu-one-pcie-switch", "issue_rccl_362_2gpu_one_pcie_switch", "https:
      "RCCL on AMD GPUs: NCCL's latency tables (what composim uses) do not describe it")
 
 for n in range(2, 9):
-    gaps = {2: "1 MiB predicted 12% fast: NCCL's Simple latency for 2 ranks (15 us) is below the ~24 us these runs show; >= 2 MiB within 7%",
-            3: "1 MiB: NCCL ran LL128 where its own published tuning model (which composim follows) picks Simple, 41% off; >= 4 MiB within 2%",
-            4: "4 MiB: NCCL still ran LL128 where the tuning model composim follows switches to Simple at ~2 MiB, 44% off; other sizes within 6%",
+    gaps = {3: "1 MiB: LL128 predicted 13% slow (LL128's achieved rate and latency are fitted on 4, 7 and 8 GPUs; this source is held out); >= 2 MiB within 4%",
             5: "GPUs 0-4 assumed (vTrain does not say which): GPU4's only NVLink peer is GPU0, so rings go through GPU0 (NCCL's P2P/indirect); "
                "measured 37 GB/s vs 45 modelled, a cost of the indirect path composim does not model",
-            6: "1-2 MiB: LL128 predicted up to 17% slow (the LL128 efficiency and latency are fitted on 4 and 8 GPUs); >= 4 MiB within 3%",
-            7: "8 MiB: NCCL still ran LL128 where the tuning model composim follows switches to Simple, 30% off; 4 MiB 13%; other sizes within 8%"}
-    ll128_fit = (f" Its 1-{'4' if n == 4 else '8'} MiB times are fitted (with {8 if n == 4 else 4} GPUs) by collective.efficiency_LL128_achieved_nvlink_gen2"
-                 " and collective.extra_latency_LL128_achieved_nvlink_gen2_s.")
-    notes = {2: " Calibration point at 1 GiB: nvlink.payload_efficiency_gen2 is fitted to it.", 4: ll128_fit, 8: ll128_fit}
+            6: "1-2 MiB: LL128 predicted up to 13% slow (LL128's achieved rate and latency are fitted on 4, 7 and 8 GPUs; this source is held out); >= 4 MiB within 7%"}
+    fitted = (" Fitted to these sweeps (every 1 MiB step, all GPU counts but 5): the tuner's LL128/Simple switch"
+              " (collective.base_latency_ring_LL128_s, collective.tuner_bandwidth_fraction_nvlink) and Simple's extra latency"
+              " (collective.extra_latency_Simple_achieved_nvlink_gen2_s)")
+    ll128 = "; LL128's achieved rate and latency (collective.*_LL128_achieved_nvlink_gen2*) on 4, 7 and 8 GPUs."
+    notes = {2: " Calibration point at 1 GiB: nvlink.payload_efficiency_gen2 is fitted to it." + fitted + ".",
+             4: fitted + ll128, 5: "", 7: fitted + ll128, 8: fitted + ll128}
     case(f"vtrain-v100-{n}gpu-allreduce", "collective",
-         f"All-reduce on {n} V100s of one DGX-1-class server, 1 MiB-1 GiB (powers of two), as measured by vTrain." + notes.get(n, ""),
+         f"All-reduce on {n} V100s of one DGX-1-class server, 1 MiB-1 GiB (powers of two), as measured by vTrain." + notes.get(n, fitted + "."),
          {"repository": "VIA-Research/vTrain", "path": f"trace/v100/AR_GPU{n}_1M_1024M_LUT", "commit": "f8dda8473a48b373b1d25f51f52d685bff5150c5",
           "hardware": f"{n} V100 GPUs in one DGX-1-class server"},
          {"kind": "collective", "op": "all_reduce", "topology": "dgx1-v100", "args": ["--gpus", str(n)]},
