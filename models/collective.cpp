@@ -16,16 +16,16 @@ std::string normalise(std::string_view s) {
   return out;
 }
 
-// NCCL tuning.cc (2.12-2.18): latencies in microseconds, protocols LL/LL128/Simple. Except
-// ring LL128: 10.0, NCCL 2.7-2.11's value (2.12-2.18 say 14.0). With it and
-// tuner_bandwidth_fraction_nvlink, the tuner switches from LL128 to Simple where NCCL did
-// on 3, 4, 6, 7 and 8 V100s (vTrain); with 14.0 it switched 1-2 MiB early on 3-7 GPUs.
-constexpr double kBaseLat_us[2][3] = {/* ring */ {6.6, 10.0, 8.4}, /* tree */ {6.8, 14.0, 0.0}};
+// NCCL tuning.cc, 2.14-2.17 (NVIDIA/nccl 2.14.3, c4e2aa6; 2.17.1 has the same values):
+// latencies in microseconds, protocols LL/LL128/Simple. The measured single-node sources ran
+// these versions (vTrain: NCCL 2.14; LLM-Insights: 2.16). 2.18 raised ring LL128's base to
+// 14 us, 2.19 changed the tree rows.
+constexpr double kBaseLat_us[2][3] = {/* ring */ {3.6, 10.0, 8.4}, /* tree */ {4.4, 4.4, 0.0}};
 // hwLat per link class (NVLink, PCI, network), algorithm (ring, tree), protocol.
 constexpr double kHwLat_us[3][2][3] = {
-    /* NVLink  */ {{0.6, 1.9, 3.4}, {0.6, 1.25, 4.0}},
-    /* PCI     */ {{1.0, 2.5, 5.7}, {1.0, 1.9, 6.0}},
-    /* network */ {{2.7, 4.0, 14.0}, {5.0, 8.5, 14.0}}};
+    /* NVLink  */ {{0.47, 1.9, 3.4}, {0.52, 1.25, 28.0}},
+    /* PCI     */ {{1.0, 2.5, 5.7}, {1.0, 1.9, 28.0}},
+    /* network */ {{2.7, 4.0, 9.6}, {5.0, 8.5, 28.0}}};
 
 // Least-squares fit of t = latency_s() + extra + bytes / (ring bandwidth * efficiency) to the
 // vTrain V100 all-reduce times at every 1 MiB where NCCL ran LL128 on 4 GPUs (1-4 MiB),
@@ -171,6 +171,8 @@ double achieved_extra_latency_s(Protocol p, int nvlink_generation) {
 
 double shm_transport_Bps() { return param("collective.shm_transport_Bps"); }
 
+double indirect_nvlink_efficiency() { return param("collective.efficiency_indirect_nvlink"); }
+
 double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu) {
   if (machines <= 1) {
     if (compute_capability >= 90) return param("collective.ll_max_busbw_1node_hopper_Bps");
@@ -215,6 +217,13 @@ double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a) {
   return t.base[ai][pi] + steps * t.hop[li][ai][pi];
 }
 
+double latency_s(Protocol p, Algorithm a, LinkClass intra, int intra_steps, int inter_steps) {
+  const double intra_hop = latency_s(p, intra, 1, a) - latency_s(p, intra, 0, a);
+  const double net_hop = latency_s(p, LinkClass::network, 1, a) - latency_s(p, LinkClass::network, 0, a);
+  const double ll_factor = p == Protocol::ll && inter_steps > 0 ? 1.8 : 1.0;
+  return latency_s(p, intra, 0, a) + intra_steps * intra_hop * ll_factor + inter_steps * net_hop;
+}
+
 std::string_view to_string(Algorithm a) { return a == Algorithm::ring ? "RING" : "TREE"; }
 
 double busbw_factor(Kind kind, int n) {
@@ -238,17 +247,19 @@ ModelInfo collective_model_info() {
                {"efficiency_LL128_achieved_nvlink_gen2", "1", kAchievedLL128Gen2, "LL128 bandwidth fraction achieved on NVLink2 (V100); the tuner still assumes efficiency_LL128",
                 "fitted to vTrain V100 all-reduce, 4, 7 and 8 GPUs, every 1 MiB where NCCL ran LL128 (../shared/data/measured/vtrain_v100_allreduce); 3 and 6 GPUs held out"},
                {"efficiency_tree", "1", 0.92, "fraction of a tree's bandwidth NCCL's trees reach (all protocols)", "NCCL tuning.cc (tree busBw x 0.92)"},
-               {"ll_max_busbw_1node_volta_Bps", "B/s", 39.0e9, "LL bus bandwidth cap, one machine, Volta (and older)", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
-               {"ll_max_busbw_1node_ampere_Bps", "B/s", 87.7e9, "LL bus bandwidth cap, one machine, Ampere", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
-               {"ll_max_busbw_1node_hopper_Bps", "B/s", 87.7e9, "LL bus bandwidth cap, one machine, Hopper and newer", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
-               {"ll_max_busbw_2nodes_intel_Bps", "B/s", 39.0e9, "LL bus bandwidth cap, 2 machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
-               {"ll_max_busbw_2nodes_amd_Bps", "B/s", 22.5e9, "LL bus bandwidth cap, 2 machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
-               {"ll_max_busbw_4nodes_intel_Bps", "B/s", 20.4e9, "LL bus bandwidth cap, 3 or more machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
-               {"ll_max_busbw_4nodes_amd_Bps", "B/s", 19.0e9, "LL bus bandwidth cap, 3 or more machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.12-2.18)"},
+               {"ll_max_busbw_1node_volta_Bps", "B/s", 39.0e9, "LL bus bandwidth cap, one machine, Volta (and older)", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
+               {"ll_max_busbw_1node_ampere_Bps", "B/s", 87.7e9, "LL bus bandwidth cap, one machine, Ampere", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
+               {"ll_max_busbw_1node_hopper_Bps", "B/s", 87.7e9, "LL bus bandwidth cap, one machine, Hopper and newer", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
+               {"ll_max_busbw_2nodes_intel_Bps", "B/s", 39.0e9, "LL bus bandwidth cap, 2 machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
+               {"ll_max_busbw_2nodes_amd_Bps", "B/s", 22.5e9, "LL bus bandwidth cap, 2 machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
+               {"ll_max_busbw_4nodes_intel_Bps", "B/s", 20.4e9, "LL bus bandwidth cap, 3 or more machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
+               {"ll_max_busbw_4nodes_amd_Bps", "B/s", 19.0e9, "LL bus bandwidth cap, 3 or more machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
                {"tuner_bandwidth_fraction_nvlink", "1", 0.85, "NCCL's tuner reckons an NVLink at this fraction of its signalling rate",
                 "fitted to vTrain V100 LL128/Simple switch points (3-8 GPUs; 0.845-0.851 reproduce all five) within NCCL topo.h's range: 20-22 GB/s per 25 GB/s link"},
                {"tuner_bandwidth_fraction_pcie", "1", 12.0 / 15.75, "NCCL's tuner reckons PCIe at this fraction of its data rate",
                 "NCCL topo.h: PCI_BW 12 GB/s for Gen3 x16 (15.75 GB/s after 128b/130b)"},
+               {"efficiency_indirect_nvlink", "1", 0.825, "what a hop through an intermediate GPU's memory (NCCL's P2P/indirect on an NVB path) moves relative to a direct NVLink hop",
+                "fitted to vTrain V100 all-reduce, 5 GPUs (GPU4's only NVLink peer is GPU0), 64 MiB-1 GiB: the only source with such a hop"},
                {"shm_transport_Bps", "B/s", 5.2e9, "what one GPU sends to its peers through host memory, in all (SHM transport)",
                 "fitted to DGX A100 4 GPUs with NCCL_P2P_DISABLE=1 (LLM-Insights, NCCL 2.16): 5.2 GB/s busbw; NVIDIA/nccl #1817 (8 x L20, 6.1 GB/s avg) and #384 (Gen3, 3.9 GB/s, 1 channel) agree in order"},
                {"extra_latency_LL128_achieved_nvlink_gen2_s", "s", kExtraLatencyLL128Gen2_s, "LL128 latency on NVLink2 (V100) beyond NCCL's latency model",
@@ -264,15 +275,13 @@ ModelInfo collective_model_info() {
   for (int a = 0; a < 2; ++a)
     for (int p = 0; p < 3; ++p) {
       m.params.push_back({std::string("base_latency_") + kAlgo[a] + "_" + kProto[p] + "_s", "s", kBaseLat_us[a][p] * 1e-6,
-                          std::string(kAlgo[a]) + " base latency, " + kProto[p],
-                          a == 0 && p == 1 ? "NCCL tuning.cc baseLat (2.7-2.11; 2.12-2.18: 14 us), chosen to reproduce vTrain V100 LL128/Simple switch points"
-                                           : "NCCL tuning.cc baseLat (2.12-2.18)"});
+                          std::string(kAlgo[a]) + " base latency, " + kProto[p], "NCCL tuning.cc baseLat (2.14-2.17)"});
     }
   for (int l = 0; l < 3; ++l)
     for (int a = 0; a < 2; ++a)
       for (int p = 0; p < 3; ++p)
         m.params.push_back({std::string("hop_latency_") + kClass[l] + "_" + kAlgo[a] + "_" + kProto[p] + "_s", "s", kHwLat_us[l][a][p] * 1e-6,
-                            std::string("per-step latency, ") + kClass[l] + ", " + kAlgo[a] + ", " + kProto[p], "NCCL tuning.cc hwLat (2.12-2.18)"});
+                            std::string("per-step latency, ") + kClass[l] + ", " + kAlgo[a] + ", " + kProto[p], "NCCL tuning.cc hwLat (2.14-2.17)"});
   return m;
 }
 

@@ -20,7 +20,7 @@
 // The algorithm and protocol are those with the least predicted time, as NCCL's tuner
 // picks them, unless the trace or the command line says which.
 //
-// Sources: NVIDIA/nccl src/graph/tuning.cc (baseLat, hwLat; values of NCCL 2.12-2.18),
+// Sources: NVIDIA/nccl src/graph/tuning.cc (baseLat, hwLat; values of NCCL 2.14-2.17),
 // src/device/prims_ll.h and prims_ll128.h (line formats), nccl-tests doc/PERFORMANCE.md
 // (bytes moved per algorithm).
 #pragma once
@@ -104,7 +104,8 @@ double achieved_efficiency(Protocol p, Kind kind, bool multi_node, int nvlink_ge
 
 // Latency a protocol adds, when it runs, beyond NCCL's latency model (latency_s()), in
 // seconds: collective.extra_latency_LL128_achieved_nvlink_gen<g>_s for LL128 on NVLink
-// generation g (V100: 15.8 us, fitted with the efficiency above), else 0.
+// generation g (V100: 23.9 us, fitted with the efficiency above) and
+// collective.extra_latency_Simple_achieved_nvlink_gen2_s for Simple on V100 (5.0 us), else 0.
 double achieved_extra_latency_s(Protocol p, int nvlink_generation);
 double wire_efficiency(Protocol p);
 
@@ -112,10 +113,16 @@ double wire_efficiency(Protocol p);
 // class, algorithm, protocol), NCCL's model.
 double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a = Algorithm::ring);
 
+// NCCL's latency across machines: base + intra_steps x the intra-machine hop latency (x 1.8
+// for LL, as NCCL 2.14-2.17 do across machines) + inter_steps x the network hop latency.
+// NCCL's ring all-reduce counts 2 x machines network steps of its 2(n-1); its tree
+// 2 x (GPUs per machine - 1) intra and 2 x floor(log2 machines) network steps.
+double latency_s(Protocol p, Algorithm a, LinkClass intra, int intra_steps, int inter_steps);
+
 // ll_max_busbw_Bps()
 //
 // NCCL's cap on what the LL protocol moves, in bus bandwidth (bytes/s), from tuning.cc's
-// llMaxBws (NCCL 2.12-2.18): inside one machine by GPU generation (Volta 39, Ampere and
+// llMaxBws (NCCL 2.14-2.18): inside one machine by GPU generation (Volta 39, Ampere and
 // Hopper 87.7 GB/s), across machines by CPU vendor (Intel 39 for 2 machines, 20.4 for more;
 // AMD 22.5 and 19.0). LL's 8-byte stores carry 4 bytes of data and a flag the receiver
 // polls, so what limits it is the GPUs and CPUs, not the links: the cap bounds both the
@@ -150,6 +157,16 @@ double tuner_bandwidth_fraction(LinkClass link_class);
 // (non-posted reads, few in flight per channel) while the sending one writes to it, and
 // CPUs handle such bidirectional traffic poorly (sjeaugey in #384).
 double shm_transport_Bps();
+
+// indirect_nvlink_efficiency()
+//
+// What a ring hop through an intermediate GPU (NCCL's PATH_NVB: P2P/indirect, the data
+// staged in the intermediate GPU's memory and read from there by the receiver) moves,
+// relative to a direct NVLink hop on the same links: such a flow carries its bytes divided
+// by this. Parameter collective.efficiency_indirect_nvlink, 0.825: fitted to the only
+// measurement with such hops (5 V100s of a DGX-1, vTrain, 64 MiB-1 GiB: 37.2 GB/s busbw
+// where the links allow 45).
+double indirect_nvlink_efficiency();
 
 ModelInfo collective_model_info();
 

@@ -62,6 +62,8 @@ double CollectivePlanner::capacity(std::pair<int, int> key) const {
 // SHM hops: the receiver polls its flag in host memory across PCIe, so each step of the
 // algorithm also waits a read round trip over the staged route (twice its one-way latency),
 // which NCCL's per-step latency (measured for direct P2P) does not include. 0 otherwise.
+double CollectivePlanner::indirect_factor(int a, int b) { return route(a, b).nvb ? collective::indirect_nvlink_efficiency() : 1.0; }
+
 double CollectivePlanner::shm_step_s(int a, int b) {
   const auto& r = route(a, b);
   return r.shm() ? 2 * r.latency_s : 0.0;
@@ -293,7 +295,8 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     local.push_back(rings.front().order);
     for (const auto& r : rings)
       for (size_t i = 0; r.order.size() > 1 && i < r.order.size(); ++i)
-        s.intra_nvlink = s.intra_nvlink && route(r.order[i], r.order[(i + 1) % r.order.size()]).nvlink;
+        s.intra_nvlink = s.intra_nvlink && route(r.order[i], r.order[(i + 1) % r.order.size()]).nvlink &&
+                         !route(r.order[i], r.order[(i + 1) % r.order.size()]).nvb;
     local_rings.push_back(std::move(rings));
   }
   if (machines == 1) {
@@ -390,10 +393,29 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       s.trees.push_back(std::move(t));
     }
   }
+  for (const auto& l : local) s.tree_intra_levels = std::max<int>(s.tree_intra_levels, static_cast<int>(l.size()) - 1);
   for (const auto& t : s.trees)
     for (auto [child, parent] : t.edges)
       s.tree_shm_step_s = std::max({s.tree_shm_step_s, shm_step_s(child, parent), shm_step_s(parent, child)});
   return structures_.emplace(gpus, std::move(s)).first->second;
+}
+
+double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, Protocol pr, Algorithm a) {
+  const auto sched = collective::ring_schedule(kind, n, 1.0);
+  if (s.machines <= 1) {
+    int depth = 0;
+    for (const auto& t : s.trees) depth = std::max(depth, t.depth);
+    return collective::latency_s(pr, s.link_class, a == Algorithm::ring ? sched.steps : 2 * depth, a);
+  }
+  const auto intra = s.intra_nvlink ? LinkClass::nvlink : LinkClass::pcie;
+  const int m = s.machines;
+  if (a == Algorithm::tree) {
+    int levels = 0;
+    while ((2 << levels) <= m) ++levels;  // floor(log2 m), as NCCL's log2i
+    return collective::latency_s(pr, a, intra, 2 * s.tree_intra_levels, 2 * levels);
+  }
+  const int inter = kind == Kind::all_reduce ? 2 * m : (kind == Kind::reduce_scatter || kind == Kind::all_gather) ? m - 1 : m;
+  return collective::latency_s(pr, a, intra, std::max(0, sched.steps - inter), std::min(inter, sched.steps));
 }
 
 // All-to-all. Inside a machine: one flow per GPU pair. Across machines of equal size with
@@ -521,9 +543,10 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       continue;
     for (Protocol pr : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
       if (protocol && *protocol != pr) continue;
-      // NCCL enables LL128 by default only over NVLink inside machines, on GPUs of one
-      // compute capability among 7.0, 8.0 and 9.0 (tuning.cc: other cases "may cause silent
-      // data corruption"); a protocol the user or the trace names is kept.
+      // NCCL enables LL128 by default only over direct NVLink inside machines (not through
+      // an intermediate GPU: typeIntra <= PATH_NVL, NCCL 2.12-2.17), on GPUs of one compute
+      // capability among 7.0, 8.0 and 9.0 (tuning.cc: other cases "may cause silent data
+      // corruption"); a protocol the user or the trace names is kept.
       if (!protocol && pr == Protocol::ll128 &&
           !(s.intra_nvlink && s.uniform_compute_capability && (s.compute_capability == 70 || s.compute_capability == 80 || s.compute_capability == 90)))
         continue;
@@ -532,11 +555,9 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       double t;
       if (a == Algorithm::ring) {
         if (s.ring_bw <= 0) continue;
-        t = collective::latency_s(pr, s.link_class, sched.steps, a) + sched.bytes_per_rank / (s.ring_bw * eff);
+        t = nccl_latency_s(s, kind, n, pr, a) + sched.bytes_per_rank / (s.ring_bw * eff);
       } else {
-        int depth = 0;
-        for (const auto& tr : s.trees) depth = std::max(depth, tr.depth);
-        t = collective::latency_s(pr, s.link_class, 2 * depth, a) + in_bytes / (s.tree_bw * eff);
+        t = nccl_latency_s(s, kind, n, pr, a) + in_bytes / (s.tree_bw * eff);
       }
       if (t < best) {
         best = t;
@@ -567,11 +588,14 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       channels += k;
       const size_t hops = open ? r.order.size() - 1 : r.order.size();
       for (int c = 0; c < k; ++c)
-        for (size_t i = 0; i < hops; ++i) p.flows.push_back({r.order[i], r.order[(i + 1) % r.order.size()], share / k * sched.bytes_per_rank / eff});
+        for (size_t i = 0; i < hops; ++i) {
+          const int a = r.order[i], b = r.order[(i + 1) % r.order.size()];
+          p.flows.push_back({a, b, share / k * sched.bytes_per_rank / eff / indirect_factor(a, b)});
+        }
     }
     p.channels = channels;
     p.bandwidth_Bps = s.ring_bw;
-    p.latency_s = collective::latency_s(p.protocol, s.link_class, sched.steps, Algorithm::ring) +
+    p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::ring) +
                   collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + sched.steps * s.ring_shm_step_s;
     p.bottleneck_bytes = sched.bytes_per_rank / eff;
     p.steps = sched.steps;
@@ -587,7 +611,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     }
     p.channels = static_cast<int>(s.trees.size());
     p.bandwidth_Bps = s.tree_bw;
-    p.latency_s = collective::latency_s(p.protocol, s.link_class, 2 * depth, Algorithm::tree) +
+    p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::tree) +
                   collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + 2 * depth * s.tree_shm_step_s;
     p.bottleneck_bytes = in_bytes / eff;
     p.steps = 2 * depth;

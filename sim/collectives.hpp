@@ -100,17 +100,24 @@ class CollectivePlanner {
     int machines = 1;
     int compute_capability = 80;  // lowest of the members' GPUs
     double ring_shm_step_s = 0, tree_shm_step_s = 0;  // per-step wait of SHM hops (0 if none)
-    bool intra_nvlink = true;                 // every machine's rings are NVLink
+    bool intra_nvlink = true;                 // every machine's rings are direct NVLink (no NVB hop)
+    int tree_intra_levels = 0;                // a tree's chain length inside a machine (GPUs per machine - 1)
     bool uniform_compute_capability = true;
     bool one_gpu_per_machine = false;
   };
   const Structure& structure(const std::vector<int>& gpus);
+  // NCCL's latency of algorithm a with protocol pr on s (collective::latency_s()): across
+  // machines, intra-machine steps at the machine's link class and network steps apart.
+  static double nccl_latency_s(const Structure& s, collective::Kind kind, int n, collective::Protocol pr, collective::Algorithm a);
   std::pair<std::vector<int>, std::map<int, std::vector<int>>> group_by_machine(const std::vector<int>& gpus) const;
   CollectivePlan plan_all_to_all(double in_bytes, const std::vector<int>& gpus, std::optional<collective::Protocol> protocol);
   std::vector<Ring> pack_rings(const std::vector<std::vector<int>>& candidates, std::map<std::pair<int, int>, double>& residual, size_t max);
   double bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual);
   std::vector<std::pair<int, int>> resources(int a, int b);  // capacity keys of a route
   double capacity(std::pair<int, int> key) const;
+  // What a hop from a to b achieves relative to a direct one: below 1 where it goes
+  // through an intermediate GPU's memory (NCCL's P2P/indirect on an NVB path).
+  double indirect_factor(int a, int b);
   double shm_step_s(int a, int b);  // per-step wait of an SHM hop (0 if the route is not SHM)
 
   const topo::Topology& topo_;

@@ -72,9 +72,25 @@ TEST(CollectivePlanner, EqualChannelsAndDirectNvlinkFirst) {
   EXPECT_TRUE(relayed);
 }
 
+// 5 V100s: GPU4 reaches GPU3 only through GPU0 (NCCL's P2P/indirect). NCCL 2.12-2.17 do
+// not enable LL128 on such rings, and the relayed hop moves 0.825 of a direct one, so at
+// 1 GiB busbw is 2 links x 22.55 GB/s x 0.825 = 37.2 GB/s (vTrain measured 37.17).
+TEST(CollectiveCommand, IndirectNvlinkHopsRunSlowerAndWithoutLl128) {
+  auto t = topo::Topology::load("dgx1-v100");
+  sim::CollectivePlanner planner(t);
+  for (double mib : {1.0, 2.0, 4.0}) EXPECT_EQ(planner.plan(Kind::all_reduce, mib * 1048576, gpus(t, 5)).protocol, Protocol::simple) << mib;
+  EXPECT_EQ(planner.plan(Kind::all_reduce, 2 * 1048576.0, gpus(t, 4)).protocol, Protocol::ll128);  // direct NVLink: LL128
+  composim::testing::TempDir d;
+  auto r = composim::testing::run_cli("collective --bytes 1G --gpus 5 --topology dgx1-v100 --out " + d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto f = collective_csv_first_row(d.path());
+  EXPECT_NEAR(std::stod(f[7]), 2 * nvlink::payload_bandwidth_Bps(2, 1) * 0.825 / 1e9, 0.002 * 37.2);
+  EXPECT_NEAR(std::stod(f[7]), 37.17, 0.01 * 37.17);
+}
+
 // LL128 on V100: NCCL's tuner still picks it at 4 MiB on 8 GPUs (it assumes 0.92 of the
-// link), but the flows run at the achieved fraction (0.623) with the extra latency (15.8 us):
-// t = 14 + 14 x 1.9 + 15.8 us + 2(n-1)/n S / (6 links x 0.623).
+// link), but the flows run at the achieved fraction (0.688) with the extra latency (23.9 us):
+// t = 10 + 14 x 1.9 + 23.9 us + 2(n-1)/n S / (6 links x 0.688).
 TEST(CollectivePlanner, Ll128RunsAtItsAchievedRateNotTheTunersEstimate) {
   auto t = topo::Topology::load("dgx1-v100");
   sim::CollectivePlanner planner(t);
@@ -206,18 +222,22 @@ TEST(CollectiveCommand, AllToAllAcrossNodesIsNicBound) {
 }
 
 // NCCL's caps, in the flows as in the tuner. 2 x 8 H100, Intel hosts: a ring in LL moves at
-// most 39 GB/s busbw (llMaxBws, 2 machines) whatever the 8 x 400 Gb/s rails allow:
-// t = 6.6 + 30 x 2.7 us + 2 x 15/16 x 64 MiB / 39 GB/s. A tree reaches 0.92 of its
-// bandwidth: t = latency + 8 GiB / (tree bandwidth x 0.92).
+// most 39 GB/s busbw (llMaxBws, 2 machines) whatever the 8 x 400 Gb/s rails allow. NCCL's
+// latency: of the ring's 30 steps, 2 x 2 cross the network (2.7 us each) and 26 are NVLink
+// (0.47 us, x 1.8 for LL across machines): t = 3.6 + 26 x 0.846 + 4 x 2.7 us
+// + 2 x 15/16 x 64 MiB / 39 GB/s. A tree reaches 0.92 of its bandwidth:
+// t = latency + 8 GiB / (tree bandwidth x 0.92).
 TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
   composim::testing::TempDir d;
   auto r = composim::testing::run_cli("collective --bytes 64M --topology 2x-hgx-h100-ib --algo ring --proto LL --out " + d.path() + "/ll");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto f = collective_csv_first_row(d.path() + "/ll");
   ASSERT_EQ(f.size(), 17u);
-  const double ll_us = 6.6 + 30 * 2.7 + 2.0 * 15 / 16 * 67108864.0 / 39e9 * 1e6;
-  EXPECT_NEAR(std::stod(f[5]), ll_us, 0.001 * ll_us);  // + the links' few us of latency
-  EXPECT_NEAR(std::stod(f[7]), 39.0 * (ll_us - 87.6) / ll_us, 0.05);  // busbw: the cap, less the latency's share
+  const double lat_us = 3.6 + 26 * 0.47 * 1.8 + 4 * 2.7;
+  const double ll_us = lat_us + 2.0 * 15 / 16 * 67108864.0 / 39e9 * 1e6;
+  EXPECT_NEAR(std::stod(f[16]), lat_us, 0.01);
+  EXPECT_NEAR(std::stod(f[5]), ll_us, 0.0005 * ll_us);  // + the links' few us of latency
+  EXPECT_NEAR(std::stod(f[7]), 39.0 * (ll_us - lat_us) / ll_us, 0.05);  // busbw: the cap, less the latency's share
   r = composim::testing::run_cli("collective --bytes 8G --topology 2x-hgx-h100-ib --algo tree --proto Simple --out " + d.path() + "/tree");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   f = collective_csv_first_row(d.path() + "/tree");
@@ -225,10 +245,24 @@ TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
   EXPECT_NEAR(std::stod(f[5]), tree_us, 0.001 * tree_us);
 }
 
+// NCCL's latency across machines counts intra-machine and network steps apart. 2 x 8 A100,
+// 8 bytes: a tree in LL, 2 x 7 NVLink steps (0.52 us, x 1.8 for LL across machines) and
+// 2 x 1 network steps (5.0 us) on 4.4 us: 27.5 us (it was 4.4 + 16 x 5.0 = 84.4 us when
+// every step was counted at the network's latency).
+TEST(CollectiveCommand, LatencyAcrossMachinesCountsNetworkStepsApart) {
+  composim::testing::TempDir d;
+  auto r = composim::testing::run_cli("collective --bytes 8 --topology 2x-dgx-a100-ib --out " + d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto f = collective_csv_first_row(d.path());
+  EXPECT_EQ(f[8], "TREE");
+  EXPECT_EQ(f[9], "LL");
+  EXPECT_NEAR(std::stod(f[16]), 4.4 + 2 * (7 * 0.52 * 1.8 + 1 * 5.0), 0.001);
+}
+
 // SHM hops wait a read round trip of host memory per step. 2 GPUs on different sockets
 // (pcie-8gpu-gen3: GPU -> switch -> root complex and memory -> socket link -> root complex ->
-// switch -> GPU, 2.4 us one way), 8 bytes, ring LL: NCCL's 6.6 + 2 x 1.0 us, plus 2 steps x
-// 2 x 2.4 us, plus the flow's own 2.4 us = 20.6 us (NVIDIA/nccl #428 measured 20.36 us on
+// switch -> GPU, 2.4 us one way), 8 bytes, ring LL: NCCL's 3.6 + 2 x 1.0 us, plus 2 steps x
+// 2 x 2.4 us, plus the flow's own 2.4 us = 17.6 us (NVIDIA/nccl #428 measured 20.36 us on
 // 2 T4s across sockets).
 TEST(CollectiveCommand, ShmStepsWaitAReadRoundTrip) {
   composim::testing::TempDir d;
@@ -236,7 +270,7 @@ TEST(CollectiveCommand, ShmStepsWaitAReadRoundTrip) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto f = collective_csv_first_row(d.path());
   EXPECT_EQ(f[9], "LL");
-  EXPECT_NEAR(std::stod(f[5]), 6.6 + 2 * 1.0 + 2 * 2 * 2.4 + 2.4, 0.01);
+  EXPECT_NEAR(std::stod(f[5]), 3.6 + 2 * 1.0 + 2 * 2 * 2.4 + 2.4, 0.01);
   // The same GPUs with P2P through the sockets allowed would not pay it: a direct route.
   r = composim::testing::run_cli("collective --bytes 8 --topology pcie-8gpu-gen3 --placement gpu0,gpu1 --out " + d.path() + "/p2p");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -36,7 +36,7 @@ SOURCES = [
      ["--placement", "gpu4,gpu5,gpu6,gpu7", "--p2p", "off"], "target"),
     ("gcp_a3mega_2x8_h100", "2 x 8 H100 (A3 Mega, TCPX)", os.path.join(HERE, "topologies", "gcp-a3mega-2x8-h100.json"), [], ""),
 ] + [(f"vtrain_v100_{n}gpu", f"V100 DGX-1, {n} GPUs (vTrain)", "dgx1-v100", ["--gpus", str(n)],
-      "target" if n in (2, 4, 7, 8) else "" if n == 5 else "large") for n in range(2, 9)]
+      "target" if n in (2, 4, 5, 7, 8) else "large") for n in range(2, 9)]
 
 MIB = 1 << 20
 
