@@ -80,10 +80,7 @@ TEST(CollectiveCommand, IndirectNvlinkHopsRunSlowerAndWithoutLl128) {
   sim::CollectivePlanner planner(t);
   for (double mib : {1.0, 2.0, 4.0}) EXPECT_EQ(planner.plan(Kind::all_reduce, mib * 1048576, gpus(t, 5)).protocol, Protocol::simple) << mib;
   EXPECT_EQ(planner.plan(Kind::all_reduce, 2 * 1048576.0, gpus(t, 4)).protocol, Protocol::ll128);  // direct NVLink: LL128
-  composim::testing::TempDir d;
-  auto r = composim::testing::run_cli("collective --bytes 1G --gpus 5 --topology dgx1-v100 --out " + d.path());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto f = collective_csv_first_row(d.path());
+  auto f = composim::testing::collective_row("--bytes 1G --gpus 5 --topology dgx1-v100");
   EXPECT_NEAR(std::stod(f[7]), 2 * nvlink::payload_bandwidth_Bps(2, 1) * 0.825 / 1e9, 0.002 * 37.2);
   EXPECT_NEAR(std::stod(f[7]), 37.17, 0.01 * 37.17);
 }
@@ -102,10 +99,7 @@ TEST(CollectivePlanner, Ll128RunsAtItsAchievedRateNotTheTunersEstimate) {
   EXPECT_NEAR(p.latency_s, (10.0 + 14 * 1.9 + 23.9) * 1e-6, 1e-12);
   // The tuner's view: NCCL's latency, LL128 at 0.92 of the links rated at 0.85.
   EXPECT_NEAR(p.estimated_s, (10.0 + 14 * 1.9) * 1e-6 + 1.75 * S / (ring * 0.85 * 0.92), 1e-9);
-  composim::testing::TempDir d;
-  auto r = composim::testing::run_cli("collective --bytes 4M --gpus 8 --topology dgx1-v100 --out " + d.path());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto f = collective_csv_first_row(d.path());
+  auto f = composim::testing::collective_row("--bytes 4M --gpus 8 --topology dgx1-v100");
   EXPECT_EQ(f[9], "LL128");
   // NVLink hop latency (100 ns) on top; vTrain measured 150.9 us.
   EXPECT_NEAR(std::stod(f[5]), (10.0 + 14 * 1.9 + 23.9 + 0.1) + 1.75 * S / (ring * 0.688) * 1e6, 0.05);
@@ -126,10 +120,7 @@ TEST(CollectivePlanner, Ll128ToSimpleSwitchWhereNcclSwitchedOnV100) {
 
 // Simple on V100 runs 5 us above NCCL's latency model: 2 GPUs, 1 MiB measured 70.1 us.
 TEST(CollectiveCommand, SimpleOnNvlink2AddsItsFittedLatency) {
-  composim::testing::TempDir d;
-  auto r = composim::testing::run_cli("collective --bytes 1M --gpus 2 --topology dgx1-v100 --out " + d.path());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto f = collective_csv_first_row(d.path());
+  auto f = composim::testing::collective_row("--bytes 1M --gpus 2 --topology dgx1-v100");
   EXPECT_EQ(f[9], "Simple");
   // GPUs 0 and 1 share one NVLink: one ring over it (0->1 and 1->0) at the payload rate,
   // 2 steps of 1/2 MiB per rank; base 8.4 us + 2 x 3.4 us + 5.0 us + the hop's 0.1 us.
@@ -141,10 +132,7 @@ TEST(CollectiveCommand, SimpleOnNvlink2AddsItsFittedLatency) {
 // P2P off: NCCL's SHM transport. Each GPU sends through host memory at 5.2 GB/s whatever
 // PCIe allows, so a 4-GPU ring all-reduce has busbw 5.2 GB/s (DGX A100 measured 5.20).
 TEST(CollectiveCommand, ShmTransportRate) {
-  composim::testing::TempDir d;
-  auto r = composim::testing::run_cli("collective --bytes 1G --topology dgx-a100 --placement gpu4,gpu5,gpu6,gpu7 --p2p off --out " + d.path());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto f = collective_csv_first_row(d.path());
+  auto f = composim::testing::collective_row("--bytes 1G --topology dgx-a100 --placement gpu4,gpu5,gpu6,gpu7 --p2p off");
   const double expected_us = 1.5 * 1073741824.0 / 5.2e9 * 1e6 + collective::latency_s(Protocol::simple, collective::LinkClass::pcie, 6) * 1e6;
   EXPECT_NEAR(std::stod(f[5]), expected_us, 0.02 * expected_us);  // plus the staged routes' latencies
   EXPECT_NEAR(std::stod(f[7]), 5.2, 0.01);
@@ -213,10 +201,7 @@ TEST(CollectiveCommand, HandComputedTime) {
 // all_to_all over 2 nodes x 8: each GPU sends half its buffer off-node through its own
 // 400 Gb/s NIC, so the NICs bound the time: (S/2) / 48.48 GB/s.
 TEST(CollectiveCommand, AllToAllAcrossNodesIsNicBound) {
-  composim::testing::TempDir d;
-  auto r = composim::testing::run_cli("collective --op all_to_all --bytes 1G --topology 2x-hgx-h100-ib --out " + d.path());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto f = collective_csv_first_row(d.path());
+  auto f = composim::testing::collective_row("--op all_to_all --bytes 1G --topology 2x-hgx-h100-ib");
   const double nic = 400e9 / 8 * 64 / 66;
   EXPECT_NEAR(std::stod(f[5]) * 1e-6, (1073741824.0 / 2) / nic, 1e-4);
 }
@@ -250,10 +235,7 @@ TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
 // 2 x 1 network steps (5.0 us) on 4.4 us: 27.5 us (it was 4.4 + 16 x 5.0 = 84.4 us when
 // every step was counted at the network's latency).
 TEST(CollectiveCommand, LatencyAcrossMachinesCountsNetworkStepsApart) {
-  composim::testing::TempDir d;
-  auto r = composim::testing::run_cli("collective --bytes 8 --topology 2x-dgx-a100-ib --out " + d.path());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto f = collective_csv_first_row(d.path());
+  auto f = composim::testing::collective_row("--bytes 8 --topology 2x-dgx-a100-ib");
   EXPECT_EQ(f[8], "TREE");
   EXPECT_EQ(f[9], "LL");
   EXPECT_NEAR(std::stod(f[16]), 4.4 + 2 * (7 * 0.52 * 1.8 + 1 * 5.0), 0.001);
@@ -265,16 +247,11 @@ TEST(CollectiveCommand, LatencyAcrossMachinesCountsNetworkStepsApart) {
 // 2 x 2.4 us, plus the flow's own 2.4 us = 17.6 us (NVIDIA/nccl #428 measured 20.36 us on
 // 2 T4s across sockets).
 TEST(CollectiveCommand, ShmStepsWaitAReadRoundTrip) {
-  composim::testing::TempDir d;
-  auto r = composim::testing::run_cli("collective --bytes 8 --topology pcie-8gpu-gen3 --placement gpu0,gpu4 --out " + d.path());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto f = collective_csv_first_row(d.path());
+  auto f = composim::testing::collective_row("--bytes 8 --topology pcie-8gpu-gen3 --placement gpu0,gpu4");
   EXPECT_EQ(f[9], "LL");
   EXPECT_NEAR(std::stod(f[5]), 3.6 + 2 * 1.0 + 2 * 2 * 2.4 + 2.4, 0.01);
   // The same GPUs with P2P through the sockets allowed would not pay it: a direct route.
-  r = composim::testing::run_cli("collective --bytes 8 --topology pcie-8gpu-gen3 --placement gpu0,gpu1 --out " + d.path() + "/p2p");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_LT(std::stod(collective_csv_first_row(d.path() + "/p2p")[5]), 11.0);
+  EXPECT_LT(std::stod(composim::testing::collective_row("--bytes 8 --topology pcie-8gpu-gen3 --placement gpu0,gpu1")[5]), 11.0);
 }
 
 // What the planner plans is what SimGrid simulates, also when flows of different route

@@ -87,4 +87,15 @@ inline std::vector<std::string> collective_csv_first_row(const std::string& dir)
   return f;
 }
 
+// Runs `composim collective ARGS --out <a temporary directory>` and returns the first row of
+// its collective.csv; a failed command is a test failure and gives a row of "nan" (17 columns).
+inline std::vector<std::string> collective_row(const std::string& args) {
+  TempDir d;
+  auto r = run_cli("collective " + args + " --out " + d.path());
+  EXPECT_EQ(r.exit_code, 0) << "composim collective " << args << ": " << r.err;
+  auto f = collective_csv_first_row(d.path());
+  if (f.size() < 17) f.assign(17, "nan");
+  return f;
+}
+
 }  // namespace composim::testing
