@@ -255,7 +255,7 @@ ModelInfo collective_model_info() {
                {"ll_max_busbw_4nodes_intel_Bps", "B/s", 20.4e9, "LL bus bandwidth cap, 3 or more machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
                {"ll_max_busbw_4nodes_amd_Bps", "B/s", 19.0e9, "LL bus bandwidth cap, 3 or more machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
                {"tuner_bandwidth_fraction_nvlink", "1", 0.85, "NCCL's tuner reckons an NVLink at this fraction of its signalling rate",
-                "fitted to vTrain V100 LL128/Simple switch points (3-8 GPUs; 0.845-0.851 reproduce all five) within NCCL topo.h's range: 20-22 GB/s per 25 GB/s link"},
+                "fitted to vTrain V100 LL128/Simple switch points (3-8 GPUs; 0.8455-0.851 reproduce all five) within NCCL topo.h's range: 20-22 GB/s per 25 GB/s link"},
                {"tuner_bandwidth_fraction_pcie", "1", 12.0 / 15.75, "NCCL's tuner reckons PCIe at this fraction of its data rate",
                 "NCCL topo.h: PCI_BW 12 GB/s for Gen3 x16 (15.75 GB/s after 128b/130b)"},
                {"efficiency_indirect_nvlink", "1", 0.825, "what a hop through an intermediate GPU's memory (NCCL's P2P/indirect on an NVB path) moves relative to a direct NVLink hop",

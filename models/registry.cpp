@@ -80,7 +80,8 @@ void load_params_file(const std::string& path) {
                   "cannot be set from a parameter file (only link and protocol efficiencies, the tuner's bandwidth fractions, collective latencies and collective rates can)");
     if (!it->is_number() || !std::isfinite(it->get<double>())) input_error(path, "params." + name, "expected a number");
     const double v = it->get<double>();
-    if (efficiency && !(v > 0 && v <= 1)) input_error(path, "params." + name, "an efficiency or fraction must be in (0, 1]");
+    // Below 1% no link or protocol runs: such a value is a typo, and would give absurd times.
+    if (efficiency && !(v >= 0.01 && v <= 1)) input_error(path, "params." + name, "an efficiency or fraction must be in [0.01, 1]");
     if (latency && !(v >= 0 && v <= 1)) input_error(path, "params." + name, "a latency must be in [0, 1] s");
     if (rate && !(v > 0)) input_error(path, "params." + name, "a rate must be positive (bytes/s)");
     s.values[name] = v;

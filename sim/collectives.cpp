@@ -21,12 +21,16 @@ constexpr size_t kMaxRings = 16;
 constexpr size_t kExhaustiveLimit = 9;  // GPUs per machine searched over all orders
 }  // namespace
 
+int CollectivePlanner::machine_key(int node) const {
+  return topo_.composed() && !topo_.fabric_p2p_across_hosts() ? topo_.host_of(node) : topo_.machine_of(node);
+}
+
 // Members grouped by machine, machines in order of their first member (rank order).
 std::pair<std::vector<int>, std::map<int, std::vector<int>>> CollectivePlanner::group_by_machine(const std::vector<int>& gpus) const {
   std::vector<int> machine_ids;
   std::map<int, std::vector<int>> by_machine;
   for (int g : gpus) {
-    const int m = topo_.machine_of(g);
+    const int m = machine_key(g);
     if (!by_machine.count(m)) machine_ids.push_back(m);
     by_machine[m].push_back(g);
   }
@@ -295,8 +299,12 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     local.push_back(rings.front().order);
     for (const auto& r : rings)
       for (size_t i = 0; r.order.size() > 1 && i < r.order.size(); ++i)
-        s.intra_nvlink = s.intra_nvlink && route(r.order[i], r.order[(i + 1) % r.order.size()]).nvlink &&
-                         !route(r.order[i], r.order[(i + 1) % r.order.size()]).nvb;
+        {
+          const auto& hop = route(r.order[i], r.order[(i + 1) % r.order.size()]);
+          s.intra_nvlink = s.intra_nvlink && hop.nvlink && !hop.nvb;
+          s.intra_nvb = s.intra_nvb || hop.nvb;
+          s.intra_any_nvlink = s.intra_any_nvlink && hop.nvlink;
+        }
     local_rings.push_back(std::move(rings));
   }
   if (machines == 1) {
@@ -323,7 +331,7 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     for (size_t m = 0; m < machines; ++m) {
       size_t n = 0;
       for (int nic : topo_.nics())
-        if (topo_.machine_of(nic) == machine_ids[m]) ++n;
+        if (machine_key(nic) == machine_ids[m]) ++n;
       nics = std::min(nics, n);
       smallest = std::min(smallest, local[m].size());
     }
@@ -400,22 +408,35 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
   return structures_.emplace(gpus, std::move(s)).first->second;
 }
 
-double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, Protocol pr, Algorithm a) {
+double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, Protocol pr, Algorithm a, bool tuner, int* hop_steps) {
   const auto sched = collective::ring_schedule(kind, n, 1.0);
-  if (s.machines <= 1) {
+  const int m = s.machines;
+  const auto intra_class = s.intra_nvb && tuner ? LinkClass::pcie : s.intra_any_nvlink ? LinkClass::nvlink : LinkClass::pcie;
+  if (m <= 1) {
     int depth = 0;
     for (const auto& t : s.trees) depth = std::max(depth, t.depth);
-    return collective::latency_s(pr, s.link_class, a == Algorithm::ring ? sched.steps : 2 * depth, a);
+    const int steps = a == Algorithm::ring ? sched.steps : 2 * depth;
+    if (hop_steps) *hop_steps = steps;
+    return collective::latency_s(pr, s.link_class == LinkClass::nvlink ? intra_class : s.link_class, steps, a);
   }
-  const auto intra = s.intra_nvlink ? LinkClass::nvlink : LinkClass::pcie;
-  const int m = s.machines;
+  int intra = 0, inter = 0;
   if (a == Algorithm::tree) {
     int levels = 0;
     while ((2 << levels) <= m) ++levels;  // floor(log2 m), as NCCL's log2i
-    return collective::latency_s(pr, a, intra, 2 * s.tree_intra_levels, 2 * levels);
+    intra = 2 * (n / m - 1);              // NCCL: 2 x (nRanks / nNodes - 1), integer division
+    inter = 2 * levels;
+  } else {
+    // NCCL counts 2 x machines network steps for all-reduce, machines - 1 for reduce-scatter
+    // and all-gather. Broadcast and reduce (a chain, not a closed ring) cross machines - 1
+    // times; NCCL's model counts them otherwise (one hop, or every step at the tree's
+    // latency). With one GPU per machine NCCL's all-reduce count leaves -2 intra steps;
+    // composim counts 0.
+    inter = kind == Kind::all_reduce ? 2 * m : m - 1;
+    inter = std::min(inter, sched.steps);
+    intra = sched.steps - inter;
   }
-  const int inter = kind == Kind::all_reduce ? 2 * m : (kind == Kind::reduce_scatter || kind == Kind::all_gather) ? m - 1 : m;
-  return collective::latency_s(pr, a, intra, std::max(0, sched.steps - inter), std::min(inter, sched.steps));
+  if (hop_steps) *hop_steps = inter;
+  return collective::latency_s(pr, a, intra_class, intra, inter);
 }
 
 // All-to-all. Inside a machine: one flow per GPU pair. Across machines of equal size with
@@ -471,13 +492,14 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
   bool nv = true;
   double shm_step = 0;
   for (const auto& [pair, bytes] : merged) {
-    p.flows.push_back({pair.first, pair.second, bytes});
+    p.flows.push_back({pair.first, pair.second, bytes / indirect_factor(pair.first, pair.second)});
     nv = nv && route(pair.first, pair.second).nvlink;
     shm_step = std::max(shm_step, shm_step_s(pair.first, pair.second));
   }
   p.channels = static_cast<int>(L);
   p.link_class = M > 1 ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
   p.latency_s = collective::latency_s(p.protocol, p.link_class, 1) + shm_step;
+  p.steps = p.hop_steps = 1;
   return p;
 }
 
@@ -494,7 +516,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     const double eff = collective::protocol_efficiency(p.protocol, kind, false);
     bool network = false, nv = true;
     double bw = INFINITY;
-    double shm_step = 0;
+    double shm_step = 0, slowest = 1.0;
     for (int i = 0; i < n; ++i) {
       const auto& r = route(gpus[i], gpus[(i + 1) % n]);
       network = network || r.network;
@@ -502,13 +524,15 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       bw = std::min(bw, r.bottleneck_Bps);
       if (r.shm()) bw = std::min(bw, collective::shm_transport_Bps());
       shm_step = std::max(shm_step, shm_step_s(gpus[i], gpus[(i + 1) % n]));
-      p.flows.push_back({gpus[i], gpus[(i + 1) % n], in_bytes / eff});
+      slowest = std::min(slowest, indirect_factor(gpus[i], gpus[(i + 1) % n]));
+      p.flows.push_back({gpus[i], gpus[(i + 1) % n], in_bytes / eff / indirect_factor(gpus[i], gpus[(i + 1) % n])});
     }
     p.link_class = network ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
     p.channels = 1;
     p.bandwidth_Bps = bw;
-    p.bottleneck_bytes = in_bytes / eff;
+    p.bottleneck_bytes = in_bytes / eff / slowest;
     p.steps = 1;
+    p.hop_steps = 1;
     p.latency_s = collective::latency_s(p.protocol, p.link_class, 1) + shm_step;
     return p;
   }
@@ -555,9 +579,9 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       double t;
       if (a == Algorithm::ring) {
         if (s.ring_bw <= 0) continue;
-        t = nccl_latency_s(s, kind, n, pr, a) + sched.bytes_per_rank / (s.ring_bw * eff);
+        t = nccl_latency_s(s, kind, n, pr, a, true) + sched.bytes_per_rank / (s.ring_bw * eff);
       } else {
-        t = nccl_latency_s(s, kind, n, pr, a) + in_bytes / (s.tree_bw * eff);
+        t = nccl_latency_s(s, kind, n, pr, a, true) + in_bytes / (s.tree_bw * eff);
       }
       if (t < best) {
         best = t;
@@ -582,6 +606,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     // planned, where one merged flow carrying two channels' bytes would get one share.
     const bool open = kind == Kind::broadcast || kind == Kind::reduce || kind == Kind::send_recv;
     int channels = 0;
+    double slowest = 1.0;  // the smallest indirect_factor() of a hop: it sets the ring's pace
     for (const auto& r : s.rings) {
       const double share = s.ring_bw > 0 ? r.bandwidth_Bps / s.ring_bw : 1.0 / s.rings.size();
       const int k = std::max(1, r.channels);
@@ -590,29 +615,32 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       for (int c = 0; c < k; ++c)
         for (size_t i = 0; i < hops; ++i) {
           const int a = r.order[i], b = r.order[(i + 1) % r.order.size()];
+          slowest = std::min(slowest, indirect_factor(a, b));
           p.flows.push_back({a, b, share / k * sched.bytes_per_rank / eff / indirect_factor(a, b)});
         }
     }
     p.channels = channels;
     p.bandwidth_Bps = s.ring_bw;
-    p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::ring) +
+    p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::ring, false, &p.hop_steps) +
                   collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + sched.steps * s.ring_shm_step_s;
-    p.bottleneck_bytes = sched.bytes_per_rank / eff;
+    p.bottleneck_bytes = sched.bytes_per_rank / eff / slowest;
     p.steps = sched.steps;
   } else {
     int depth = 0;
     for (const auto& t : s.trees) {
       const double share = t.bandwidth_Bps / s.tree_bw;
       for (auto [child, parent] : t.edges) {
-        merged[{child, parent}] += share * in_bytes / eff;
-        merged[{parent, child}] += share * in_bytes / eff;
+        merged[{child, parent}] += share * in_bytes / eff / indirect_factor(child, parent);
+        merged[{parent, child}] += share * in_bytes / eff / indirect_factor(parent, child);
       }
       depth = std::max(depth, t.depth);
     }
     p.channels = static_cast<int>(s.trees.size());
     p.bandwidth_Bps = s.tree_bw;
-    p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::tree) +
+    p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::tree, false, &p.hop_steps) +
                   collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + 2 * depth * s.tree_shm_step_s;
+    // A tree edge through an intermediate GPU rides NVLinks wider than the tree's bottleneck
+    // (on a DGX-1 it does), so it does not set the pace here, unlike a ring's hop.
     p.bottleneck_bytes = in_bytes / eff;
     p.steps = 2 * depth;
   }

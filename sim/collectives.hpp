@@ -62,6 +62,7 @@ struct CollectivePlan {
   double estimated_s = 0;    // the tuner's prediction, before contention
   double bottleneck_bytes = 0;  // bytes the busiest link carries per unit of bandwidth (for calibration)
   int steps = 0;             // steps of the latency term
+  int hop_steps = 0;         // of which at link_class's hop latency (across machines: the network steps)
   std::vector<Flow> flows;
 };
 
@@ -101,6 +102,8 @@ class CollectivePlanner {
     int compute_capability = 80;  // lowest of the members' GPUs
     double ring_shm_step_s = 0, tree_shm_step_s = 0;  // per-step wait of SHM hops (0 if none)
     bool intra_nvlink = true;                 // every machine's rings are direct NVLink (no NVB hop)
+    bool intra_nvb = false;                   // some ring hop goes through an intermediate GPU (NVB)
+    bool intra_any_nvlink = true;             // every machine's ring hops are NVLink, direct or NVB
     int tree_intra_levels = 0;                // a tree's chain length inside a machine (GPUs per machine - 1)
     bool uniform_compute_capability = true;
     bool one_gpu_per_machine = false;
@@ -108,7 +111,14 @@ class CollectivePlanner {
   const Structure& structure(const std::vector<int>& gpus);
   // NCCL's latency of algorithm a with protocol pr on s (collective::latency_s()): across
   // machines, intra-machine steps at the machine's link class and network steps apart.
-  static double nccl_latency_s(const Structure& s, collective::Kind kind, int n, collective::Protocol pr, collective::Algorithm a);
+  // `tuner`: as NCCL's tuner reckons it, which counts rings through an intermediate GPU at
+  // PCIe's hop latency (its intraHw); what runs keeps NVLink's (the 5-V100 sweep agrees).
+  // `hop_steps`, if given, receives the steps counted at the structure's link class.
+  static double nccl_latency_s(const Structure& s, collective::Kind kind, int n, collective::Protocol pr, collective::Algorithm a, bool tuner,
+                               int* hop_steps = nullptr);
+  // The machine a node belongs to as NCCL sees it: its server, or in a composition without
+  // peer-to-peer across hosts, the host it is attached to (each host is an NCCL node).
+  int machine_key(int node) const;
   std::pair<std::vector<int>, std::map<int, std::vector<int>>> group_by_machine(const std::vector<int>& gpus) const;
   CollectivePlan plan_all_to_all(double in_bytes, const std::vector<int>& gpus, std::optional<collective::Protocol> protocol);
   std::vector<Ring> pack_rings(const std::vector<std::vector<int>>& candidates, std::map<std::pair<int, int>, double>& residual, size_t max);

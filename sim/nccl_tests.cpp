@@ -120,6 +120,7 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     row.flows = p.flows.size();
     row.link_class = p.link_class;
     row.steps = p.steps;
+    row.hop_steps = p.hop_steps;
     row.bandwidth_Bps = p.bandwidth_Bps;
     row.bottleneck_bytes = p.bottleneck_bytes;
     row.latency_s = p.latency_s;
@@ -184,7 +185,7 @@ std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& row
 
 std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows) {
   std::string out = "op,gpus,size_B,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,flows,link_class,steps,"
-                    "model_bandwidth_GBps,model_bottleneck_bytes,model_latency_us\n";
+                    "model_bandwidth_GBps,model_bottleneck_bytes,model_latency_us,model_hop_steps\n";
   char line[512];
   for (const auto& r : rows) {
     std::snprintf(line, sizeof line, "%s,%zu,%.0f,%.0f,float,%.6g,%.6g,%.6g,%s,%s,%d,%zu\n", std::string(collective::to_string(o.kind)).c_str(),
@@ -193,8 +194,8 @@ std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows)
                   r.flows);
     out.append(line, strlen(line) - 1);
     static const char* kClass[3] = {"nvlink", "pcie", "network"};
-    std::snprintf(line, sizeof line, ",%s,%d,%.9g,%.9g,%.9g\n", kClass[static_cast<int>(r.link_class)], r.steps, r.bandwidth_Bps / 1e9,
-                  r.bottleneck_bytes, r.latency_s * 1e6);
+    std::snprintf(line, sizeof line, ",%s,%d,%.9g,%.9g,%.9g,%d\n", kClass[static_cast<int>(r.link_class)], r.steps, r.bandwidth_Bps / 1e9,
+                  r.bottleneck_bytes, r.latency_s * 1e6, r.hop_steps);
     out += line;
   }
   return out;

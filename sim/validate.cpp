@@ -575,7 +575,9 @@ int calibrate(const CalibrateOptions& o) {
       row.hop_param = "collective.hop_latency_" + r.at("link_class") + "_" + algo + "_" + proto + "_s";
       row.base_param = "collective.base_latency_" + algo + "_" + proto + "_s";
       row.base_s = param(row.base_param);
-      row.steps = std::stod(r.at("steps"));
+      // The steps at the link class's hop latency; across machines only the network's (the
+      // intra-machine ones are in the known part below, with the extras).
+      row.steps = std::stod(r.at("model_hop_steps"));
       row.x_s = std::stod(r.at("model_bottleneck_bytes")) * param(row.eff_param) / (std::stod(r.at("model_bandwidth_GBps")) * 1e9);
       // E.g. the achieved LL128 latency beyond NCCL's model: kept as is, not fitted.
       row.extra_s = std::max(0.0, std::stod(r.at("model_latency_us")) * 1e-6 - row.base_s - row.steps * param(row.hop_param));

@@ -750,7 +750,7 @@ TEST(Cli, ParamsFileSetsTheTunersBandwidthFraction) {
   auto r = composim::testing::run_cli("collective --bytes 13M --gpus 8 --topology dgx1-v100 --params " +
                                       d.write("bad.json", R"({"params": {"collective.tuner_bandwidth_fraction_nvlink": 1.5}})"));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("must be in (0, 1]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("must be in [0.01, 1]"), std::string::npos) << r.err;
 }
 
 // validate: a case whose input is missing is reported as skipped, never passed; a case

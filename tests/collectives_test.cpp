@@ -2,6 +2,7 @@
 // trees across machines, rails, and the command's output against hand-computed times.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -193,7 +194,7 @@ TEST(CollectiveCommand, HandComputedTime) {
   const double bw = 16 * 8e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0);
   const double expected_us = (268435456.0 / bw + 105e-9 + collective::latency_s(Protocol::simple, collective::LinkClass::pcie, 2)) * 1e6;
   const auto f = collective_csv_first_row(d.path());
-  ASSERT_EQ(f.size(), 17u);
+  ASSERT_EQ(f.size(), 18u);
   EXPECT_NEAR(std::stod(f[5]), expected_us, 0.05);
   EXPECT_NEAR(std::stod(f[7]), 268435456.0 / (expected_us * 1e-6) / 1e9, 0.01);  // busbw = algbw for n = 2
 }
@@ -217,7 +218,7 @@ TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
   auto r = composim::testing::run_cli("collective --bytes 64M --topology 2x-hgx-h100-ib --algo ring --proto LL --out " + d.path() + "/ll");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto f = collective_csv_first_row(d.path() + "/ll");
-  ASSERT_EQ(f.size(), 17u);
+  ASSERT_EQ(f.size(), 18u);
   const double lat_us = 3.6 + 26 * 0.47 * 1.8 + 4 * 2.7;
   const double ll_us = lat_us + 2.0 * 15 / 16 * 67108864.0 / 39e9 * 1e6;
   EXPECT_NEAR(std::stod(f[16]), lat_us, 0.01);
@@ -239,6 +240,38 @@ TEST(CollectiveCommand, LatencyAcrossMachinesCountsNetworkStepsApart) {
   EXPECT_EQ(f[8], "TREE");
   EXPECT_EQ(f[9], "LL");
   EXPECT_NEAR(std::stod(f[16]), 4.4 + 2 * (7 * 0.52 * 1.8 + 1 * 5.0), 0.001);
+}
+
+// The other operations and more machines. All-gather on 2 x 8 H100, Simple: of the ring's 15
+// steps, 1 crosses the network (NCCL: machines - 1): 8.4 + 14 x 3.4 + 9.6 = 65.6 us. A
+// tree over 5 machines of 8 A100 climbs floor(log2 5) = 2 network levels each way:
+// 4.4 + 2 x (7 x 0.52 x 1.8 + 2 x 5.0) = 37.5 us in LL.
+TEST(CollectiveCommand, LatencyAcrossMachinesOtherOperationsAndFiveMachines) {
+  auto ag = composim::testing::collective_row("--op all_gather --bytes 8 --proto Simple --topology 2x-hgx-h100-ib");
+  EXPECT_NEAR(std::stod(ag[16]), 8.4 + 14 * 3.4 + 9.6, 0.001);
+  EXPECT_EQ(ag[17], "1");
+  composim::testing::TempDir d;
+  const std::string topo = d.path() + "/5x8.json";
+  ASSERT_EQ(std::system(("/usr/bin/python3 " + composim::testing::source_dir() + "/topologies/tools/make_cluster.py --preset dgx-a100 --nodes 5 --out " +
+                         topo + " > /dev/null")
+                            .c_str()),
+            0);
+  auto tree = composim::testing::collective_row("--bytes 8 --algo tree --proto LL --topology " + topo);
+  EXPECT_NEAR(std::stod(tree[16]), 4.4 + 2 * (7 * 0.52 * 1.8 + 2 * 5.0), 0.001);
+  EXPECT_EQ(tree[17], "4");
+}
+
+// Hosts composed from one chassis are NCCL nodes of their own when P2P does not cross
+// hosts: GPUs 0-7 on host0 and 8-15 on host1 of the Falcon chassis all-reduce across the
+// 100 GbE NICs, a tree in LL at 8 bytes: 4.4 + 2 x (7 x 1.0 x 1.8 + 1 x 5.0) = 39.6 us
+// (PCIe inside each host). Before, they counted as one machine: 30 PCIe steps.
+TEST(CollectiveCommand, ComposedHostsAreNcclNodes) {
+  auto f = composim::testing::collective_row("--bytes 8 --topology composable-falcon4016 --compose host0=gpu0-7,host1=gpu8-15");
+  EXPECT_EQ(f[12], "network");
+  EXPECT_EQ(f[8], "TREE");
+  EXPECT_NEAR(std::stod(f[16]), 4.4 + 2 * (7 * 1.0 * 1.8 + 1 * 5.0), 0.001);
+  auto one = composim::testing::collective_row("--bytes 8 --topology composable-falcon4016 --compose host0=gpu0-15");
+  EXPECT_EQ(one[12], "pcie");
 }
 
 // SHM hops wait a read round trip of host memory per step. 2 GPUs on different sockets
