@@ -18,8 +18,8 @@ std::string normalise(std::string_view s) {
 
 // NCCL tuning.cc, 2.14-2.17 (NVIDIA/nccl 2.14.3, c4e2aa6; 2.17.1 has the same values):
 // latencies in microseconds, protocols LL/LL128/Simple. The measured single-node sources ran
-// these versions (vTrain: NCCL 2.14; LLM-Insights: 2.16). 2.18 raised ring LL128's base to
-// 14 us, 2.19 changed the tree rows.
+// these versions (vTrain: NCCL 2.14; LLM-Insights: 2.16). 2.18.1 raised ring LL128's base to
+// 14 us (and ring LL's NVLink hop to 0.6 us); later versions changed the tree rows.
 constexpr double kBaseLat_us[2][3] = {/* ring */ {3.6, 10.0, 8.4}, /* tree */ {4.4, 4.4, 0.0}};
 // hwLat per link class (NVLink, PCI, network), algorithm (ring, tree), protocol.
 constexpr double kHwLat_us[3][2][3] = {
