@@ -63,10 +63,11 @@ double CollectivePlanner::capacity(std::pair<int, int> key) const {
   return topo_.links()[key.first].bandwidth_Bps;
 }
 
+double CollectivePlanner::indirect_factor(int a, int b) { return route(a, b).nvb ? collective::indirect_nvlink_efficiency() : 1.0; }
+
 // SHM hops: the receiver polls its flag in host memory across PCIe, so each step of the
 // algorithm also waits a read round trip over the staged route (twice its one-way latency),
 // which NCCL's per-step latency (measured for direct P2P) does not include. 0 otherwise.
-double CollectivePlanner::indirect_factor(int a, int b) { return route(a, b).nvb ? collective::indirect_nvlink_efficiency() : 1.0; }
 
 double CollectivePlanner::shm_step_s(int a, int b) {
   const auto& r = route(a, b);
@@ -361,13 +362,16 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
   for (const auto& r : s.rings)
     for (size_t i = 0; i < r.order.size(); ++i) s.ring_shm_step_s = std::max(s.ring_shm_step_s, shm_step_s(r.order[i], r.order[(i + 1) % r.order.size()]));
 
-  // Trees: one per ring channel (at least one).
+  // Trees: one per ring channel (at least one), each a chain through every machine's local
+  // order and a binary tree between machines.
+  size_t chain_len = 0;
+  for (const auto& l : local) chain_len = std::max(chain_len, l.size() - 1);
+  s.tree_depth = static_cast<int>(chain_len) + static_cast<int>(std::ceil(std::log2(static_cast<double>(machines))));
   const size_t channels = std::max<size_t>(1, s.rings.size());
   std::map<std::pair<int, int>, double> residual;
   for (size_t c = 0; c < channels; ++c) {
     Tree t;
     std::vector<int> heads;
-    int chain_len = 0;
     for (size_t m = 0; m < machines; ++m) {
       const auto& l = local[m];
       const size_t shift = c * l.size() / channels;
@@ -375,7 +379,6 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       for (size_t k = 0; k < l.size(); ++k) chain.push_back(l[(k + shift) % l.size()]);
       for (size_t k = 1; k < chain.size(); ++k) t.edges.emplace_back(chain[k], chain[k - 1]);
       heads.push_back(chain.front());
-      chain_len = std::max<int>(chain_len, static_cast<int>(chain.size()) - 1);
     }
     // Binary tree over machines (heap order); odd channels mirror it (double binary tree).
     for (size_t m = 1; m < machines; ++m) {
@@ -383,7 +386,6 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       const size_t parent = c % 2 ? machines - 1 - (m - 1) / 2 : (m - 1) / 2;
       t.edges.emplace_back(heads[child], heads[parent]);
     }
-    t.depth = chain_len + static_cast<int>(std::ceil(std::log2(static_cast<double>(machines))));
     std::vector<std::pair<int, int>> hops;
     for (auto [a, b] : t.edges) {
       hops.emplace_back(a, b);
@@ -401,7 +403,6 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       s.trees.push_back(std::move(t));
     }
   }
-  for (const auto& l : local) s.tree_intra_levels = std::max<int>(s.tree_intra_levels, static_cast<int>(l.size()) - 1);
   for (const auto& t : s.trees)
     for (auto [child, parent] : t.edges)
       s.tree_shm_step_s = std::max({s.tree_shm_step_s, shm_step_s(child, parent), shm_step_s(parent, child)});
@@ -413,9 +414,7 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
   const int m = s.machines;
   const auto intra_class = s.intra_nvb && tuner ? LinkClass::pcie : s.intra_any_nvlink ? LinkClass::nvlink : LinkClass::pcie;
   if (m <= 1) {
-    int depth = 0;
-    for (const auto& t : s.trees) depth = std::max(depth, t.depth);
-    const int steps = a == Algorithm::ring ? sched.steps : 2 * depth;
+    const int steps = a == Algorithm::ring ? sched.steps : 2 * s.tree_depth;
     if (hop_steps) *hop_steps = steps;
     return collective::latency_s(pr, s.link_class == LinkClass::nvlink ? intra_class : s.link_class, steps, a);
   }
@@ -626,23 +625,21 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.bottleneck_bytes = sched.bytes_per_rank / eff / slowest;
     p.steps = sched.steps;
   } else {
-    int depth = 0;
     for (const auto& t : s.trees) {
       const double share = t.bandwidth_Bps / s.tree_bw;
       for (auto [child, parent] : t.edges) {
         merged[{child, parent}] += share * in_bytes / eff / indirect_factor(child, parent);
         merged[{parent, child}] += share * in_bytes / eff / indirect_factor(parent, child);
       }
-      depth = std::max(depth, t.depth);
     }
     p.channels = static_cast<int>(s.trees.size());
     p.bandwidth_Bps = s.tree_bw;
     p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::tree, false, &p.hop_steps) +
-                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + 2 * depth * s.tree_shm_step_s;
+                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + 2 * s.tree_depth * s.tree_shm_step_s;
     // A tree edge through an intermediate GPU rides NVLinks wider than the tree's bottleneck
     // (on a DGX-1 it does), so it does not set the pace here, unlike a ring's hop.
     p.bottleneck_bytes = in_bytes / eff;
-    p.steps = 2 * depth;
+    p.steps = 2 * s.tree_depth;
   }
   for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});
   return p;

@@ -90,7 +90,6 @@ class CollectivePlanner {
   struct Tree {
     std::vector<std::pair<int, int>> edges;  // (child, parent) GPU nodes
     double bandwidth_Bps;
-    int depth;
   };
   struct Structure {
     std::vector<Ring> rings;
@@ -104,7 +103,7 @@ class CollectivePlanner {
     bool intra_nvlink = true;                 // every machine's rings are direct NVLink (no NVB hop)
     bool intra_nvb = false;                   // some ring hop goes through an intermediate GPU (NVB)
     bool intra_any_nvlink = true;             // every machine's ring hops are NVLink, direct or NVB
-    int tree_intra_levels = 0;                // a tree's chain length inside a machine (GPUs per machine - 1)
+    int tree_depth = 0;                       // every tree's steps from a leaf to the root: chain + ceil(log2 machines)
     bool uniform_compute_capability = true;
     bool one_gpu_per_machine = false;
   };
