@@ -517,14 +517,16 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     double bw = INFINITY;
     double shm_step = 0, slowest = 1.0;
     for (int i = 0; i < n; ++i) {
-      const auto& r = route(gpus[i], gpus[(i + 1) % n]);
+      const int a = gpus[i], b = gpus[(i + 1) % n];
+      const auto& r = route(a, b);
       network = network || r.network;
       nv = nv && r.nvlink;
       bw = std::min(bw, r.bottleneck_Bps);
       if (r.shm()) bw = std::min(bw, collective::shm_transport_Bps());
-      shm_step = std::max(shm_step, shm_step_s(gpus[i], gpus[(i + 1) % n]));
-      slowest = std::min(slowest, indirect_factor(gpus[i], gpus[(i + 1) % n]));
-      p.flows.push_back({gpus[i], gpus[(i + 1) % n], in_bytes / eff / indirect_factor(gpus[i], gpus[(i + 1) % n])});
+      shm_step = std::max(shm_step, shm_step_s(a, b));
+      const double f = indirect_factor(a, b);
+      slowest = std::min(slowest, f);
+      p.flows.push_back({a, b, in_bytes / eff / f});
     }
     p.link_class = network ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
     p.channels = 1;
@@ -557,6 +559,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     return e;
   };
   // The tuner: least predicted time over the allowed (algorithm, protocol) pairs.
+  const double scale = collective::tuner_bandwidth_fraction(s.link_class);
   double best = INFINITY;
   for (Algorithm a : {Algorithm::ring, Algorithm::tree}) {
     if (algorithm && *algorithm != a) continue;
@@ -567,13 +570,12 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     for (Protocol pr : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
       if (protocol && *protocol != pr) continue;
       // NCCL enables LL128 by default only over direct NVLink inside machines (not through
-      // an intermediate GPU: typeIntra <= PATH_NVL, NCCL 2.12-2.17), on GPUs of one compute
+      // an intermediate GPU: typeIntra <= PATH_NVL, NCCL 2.14-2.18.1), on GPUs of one compute
       // capability among 7.0, 8.0 and 9.0 (tuning.cc: other cases "may cause silent data
       // corruption"); a protocol the user or the trace names is kept.
       if (!protocol && pr == Protocol::ll128 &&
           !(s.intra_nvlink && s.uniform_compute_capability && (s.compute_capability == 70 || s.compute_capability == 80 || s.compute_capability == 90)))
         continue;
-      const double scale = collective::tuner_bandwidth_fraction(s.link_class);
       const double eff = scale * fraction(a, pr, collective::protocol_efficiency(pr, kind, s.link_class == LinkClass::network), scale);
       double t;
       if (a == Algorithm::ring) {
@@ -614,8 +616,9 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       for (int c = 0; c < k; ++c)
         for (size_t i = 0; i < hops; ++i) {
           const int a = r.order[i], b = r.order[(i + 1) % r.order.size()];
-          slowest = std::min(slowest, indirect_factor(a, b));
-          p.flows.push_back({a, b, share / k * sched.bytes_per_rank / eff / indirect_factor(a, b)});
+          const double f = indirect_factor(a, b);
+          slowest = std::min(slowest, f);
+          p.flows.push_back({a, b, share / k * sched.bytes_per_rank / eff / f});
         }
     }
     p.channels = channels;
