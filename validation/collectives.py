@@ -13,7 +13,8 @@ single-node sources, 20% on the 2 x 8 H100 one), time for smaller messages (targ
 predicted busbw by size, one panel per source). The issue's targets are reported for every
 source. --check asserts, as a regression guard, what the model meets today: the whole
 target on the sources marked "target", bus bandwidth for messages of 64 MiB and up within
-10% on those marked "large"; it exits 1 when one is missed. --all-sizes scores every row of
+10% on those marked "large", time below 1 MiB within 25% on those marked "small"; it exits
+1 when one is missed. --all-sizes scores every row of
 vTrain's sweeps (1 MiB steps, 1,024 sizes per GPU count) instead of the powers of two: most
 of those sizes were not used to fit anything (a few minutes).
 """
@@ -30,11 +31,16 @@ ROOT = os.path.dirname(HERE)
 
 # source id -> how to run it on composim, and whether CI asserts the target.
 SOURCES = [
-    # (source id, label, topology, composim args, guard: "target", "large" or "")
+    # (source id, label, topology, composim args, guard: "target", "large", "small" or "")
     ("llm_insights_dgxa100_4gpu_nvswitch", "DGX A100, 4 GPUs, NVSwitch", "dgx-a100", ["--placement", "gpu4,gpu5,gpu6,gpu7"], "target"),
     ("llm_insights_dgxa100_4gpu_p2pdisabled", "DGX A100, 4 GPUs, P2P disabled", "dgx-a100",
      ["--placement", "gpu4,gpu5,gpu6,gpu7", "--p2p", "off"], "target"),
-    ("gcp_a3mega_2x8_h100", "2 x 8 H100 (A3 Mega, TCPX)", os.path.join(HERE, "topologies", "gcp-a3mega-2x8-h100.json"), [], ""),
+    # NCCL_PROTO=Simple: GCP's TCPXO set-up enforced it (its guest-config checker, POLICY_ENFORCED)
+    # until LL128 became the default in May 2025 (container-engine-accelerators gpudirect-tcpxo
+    # release notes); the file prints no NCCL version or date, and its curve has no LL regime
+    # (a flat 123 us up to 4 KiB, where LL would take about 28 us). README.md says more.
+    ("gcp_a3mega_2x8_h100", "2 x 8 H100 (A3 Mega, TCPX)", os.path.join(HERE, "topologies", "gcp-a3mega-2x8-h100.json"),
+     ["--proto", "Simple"], "small"),
 ] + [(f"vtrain_v100_{n}gpu", f"V100 DGX-1, {n} GPUs (vTrain)", "dgx1-v100", ["--gpus", str(n)],
       "target" if n in (2, 4, 5, 7, 8) else "large") for n in range(2, 9)]
 
@@ -111,8 +117,13 @@ def main():
         worst_small = max((abs(e) for e in small_err), default=0)
         ok = worst_big <= big_target and worst_small <= small_target
         large = [abs(r["error_pct"]) for r in table if r["source"] == sid and r["bytes"] >= 64 * MIB]
-        guard_ok = ok if guarded == "target" else max(large, default=0) <= 10.0
-        guard = (("ok" if guard_ok else "FAILED") + (" (target)" if guarded == "target" else " (>=64MiB 10%)")) if guarded else "-"
+        if guarded == "target":
+            guard_ok, what = ok, " (target)"
+        elif guarded == "small":
+            guard_ok, what = worst_small <= small_target, " (<1MiB 25%)"
+        else:
+            guard_ok, what = max(large, default=0) <= 10.0, " (>=64MiB 10%)"
+        guard = (("ok" if guard_ok else "FAILED") + what) if guarded else "-"
         fmt = lambda errs: f"max {100 * max(abs(e) for e in errs):5.1f}% mean {100 * sum(abs(e) for e in errs) / len(errs):5.1f}%" if errs else "-"
         print(f"{label:36} {len(rows):3} {fmt(big_err):>20} {fmt(small_err):>18}  {int(big_target * 100):3}/{int(small_target * 100)}%  "
               f"{'met' if ok else 'missed':12}   {guard}")
