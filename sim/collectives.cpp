@@ -5,6 +5,8 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 #include "models/error.hpp"
 #include "models/gpu.hpp"
@@ -19,7 +21,74 @@ using collective::Protocol;
 namespace {
 constexpr size_t kMaxRings = 16;
 constexpr size_t kExhaustiveLimit = 9;  // GPUs per machine searched over all orders
+
+std::string lower(std::string v) {
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return v;
+}
+
+// NCCL's list syntax (src/graph/tuning.cc parseList): "a,b" enables those, "^a,b" all but
+// those. `names` maps a lower-case name to its bit; `unmodelled` are NCCL names composim
+// does not model.
+unsigned parse_list(const std::string& text, const std::vector<std::pair<std::string, unsigned>>& names,
+                    const std::vector<std::string>& unmodelled, const char* what) {
+  std::string body = text;
+  const bool exclude = !body.empty() && body[0] == '^';
+  if (exclude) body.erase(0, 1);
+  unsigned all = 0, listed = 0;
+  for (const auto& [name, bit] : names) all |= bit;
+  size_t start = 0;
+  while (start <= body.size()) {
+    const size_t comma = std::min(body.find(',', start), body.size());
+    std::string item = body.substr(start, comma - start);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    start = comma + 1;
+    const std::string key = lower(item);
+    auto it = std::find_if(names.begin(), names.end(), [&](const auto& e) { return e.first == key; });
+    if (it != names.end()) {
+      listed |= it->second;
+      continue;
+    }
+    std::string known;
+    for (const auto& [name, bit] : names) known += (known.empty() ? "" : ", ") + name;
+    if (std::find(unmodelled.begin(), unmodelled.end(), key) != unmodelled.end())
+      throw std::invalid_argument(std::string(what) + " \"" + item + "\" is not modelled by composim (it models " + known + ")");
+    throw std::invalid_argument("unknown " + std::string(what) + " \"" + item + "\" in \"" + text + "\" (expected a comma-separated list of " +
+                                known + ", optionally after ^ to exclude them)");
+  }
+  const unsigned set = exclude ? all & ~listed : listed;
+  if (set == 0) throw std::invalid_argument("\"" + text + "\" leaves no " + std::string(what) + " to choose from");
+  return set;
+}
 }  // namespace
+
+TunerChoices TunerChoices::of(std::optional<Protocol> protocol, std::optional<Algorithm> algorithm) {
+  TunerChoices c;
+  if (protocol) c.protocols = 1u << static_cast<int>(*protocol);
+  if (algorithm) c.algorithms = 1u << static_cast<int>(*algorithm);
+  return c;
+}
+
+Protocol TunerChoices::pick(Protocol preferred) const {
+  if (allows(preferred)) return preferred;
+  for (Protocol pr : {Protocol::simple, Protocol::ll128, Protocol::ll})
+    if (allows(pr)) return pr;
+  return preferred;
+}
+
+unsigned parse_protocol_list(const std::string& text) {
+  return parse_list(text,
+                    {{"ll", 1u << static_cast<int>(Protocol::ll)},
+                     {"ll128", 1u << static_cast<int>(Protocol::ll128)},
+                     {"simple", 1u << static_cast<int>(Protocol::simple)}},
+                    {}, "protocol");
+}
+
+unsigned parse_algorithm_list(const std::string& text) {
+  return parse_list(text, {{"ring", 1u << static_cast<int>(Algorithm::ring)}, {"tree", 1u << static_cast<int>(Algorithm::tree)}},
+                    {"nvls", "nvlstree", "collnetdirect", "collnetchain", "collnet", "pat"}, "algorithm");
+}
 
 int CollectivePlanner::machine_key(int node) const {
   return topo_.composed() && !topo_.fabric_p2p_across_hosts() ? topo_.host_of(node) : topo_.machine_of(node);
@@ -446,7 +515,7 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
 // of the N^2 flows and every NIC receives as much as it would, with far fewer flows (up to
 // 8 groups). Approximation: traffic to a group crosses the network on the representative's
 // path (leaf or core), not spread over every destination's path.
-CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::vector<int>& gpus, std::optional<Protocol> protocol) {
+CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::vector<int>& gpus, const TunerChoices& choices) {
   CollectivePlan p;
   const int n = static_cast<int>(gpus.size());
   auto [machine_ids, by_machine] = group_by_machine(gpus);
@@ -454,7 +523,7 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
   bool uniform = true;
   for (int m : machine_ids) uniform = uniform && by_machine[m].size() == L;
   // NCCL's point-to-point operations use LL only for small messages per peer.
-  p.protocol = protocol.value_or(in_bytes / n < 16 * 1024 ? Protocol::ll : Protocol::simple);
+  p.protocol = choices.pick(in_bytes / n < 16 * 1024 ? Protocol::ll : Protocol::simple);
   const double eff = collective::protocol_efficiency(p.protocol, Kind::all_to_all, M > 1);
   const double unit = in_bytes / n / eff;  // bytes from one GPU to one other GPU
   std::map<std::pair<int, int>, double> merged;
@@ -502,16 +571,15 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
   return p;
 }
 
-CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::vector<int>& gpus, std::optional<Protocol> protocol,
-                                       std::optional<Algorithm> algorithm) {
+CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::vector<int>& gpus, const TunerChoices& choices) {
   CollectivePlan p;
   const int n = static_cast<int>(gpus.size());
   if (n <= 1 || in_bytes <= 0) return p;
-  if (kind == Kind::all_to_all) return plan_all_to_all(in_bytes, gpus, protocol);
+  if (kind == Kind::all_to_all) return plan_all_to_all(in_bytes, gpus, choices);
   if (kind == Kind::send_recv) {
     // Every rank sends its buffer to the next rank and receives from the previous one (as
     // nccl-tests' sendrecv_perf does): one direct flow per rank, not NCCL's ring channels.
-    p.protocol = protocol.value_or(in_bytes < 16 * 1024 ? Protocol::ll : Protocol::simple);
+    p.protocol = choices.pick(in_bytes < 16 * 1024 ? Protocol::ll : Protocol::simple);
     const double eff = collective::protocol_efficiency(p.protocol, kind, false);
     bool network = false, nv = true;
     double bw = INFINITY;
@@ -561,19 +629,20 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   // The tuner: least predicted time over the allowed (algorithm, protocol) pairs.
   const double scale = collective::tuner_bandwidth_fraction(s.link_class);
   double best = INFINITY;
+  const bool tree_only = choices.algorithms == (1u << static_cast<int>(Algorithm::tree));
   for (Algorithm a : {Algorithm::ring, Algorithm::tree}) {
-    if (algorithm && *algorithm != a) continue;
+    if (!choices.allows(a)) continue;
     // NCCL's trees are for all-reduce across machines; inside one machine a "tree" is a chain
     // and NCCL's tuner keeps the ring there (unless the tree is forced).
-    if (a == Algorithm::tree && (kind != Kind::all_reduce || s.trees.empty() || (!algorithm && s.link_class != LinkClass::network)))
+    if (a == Algorithm::tree && (kind != Kind::all_reduce || s.trees.empty() || (!tree_only && s.link_class != LinkClass::network)))
       continue;
     for (Protocol pr : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
-      if (protocol && *protocol != pr) continue;
+      if (!choices.allows(pr)) continue;
       // NCCL enables LL128 by default only over direct NVLink inside machines (not through
       // an intermediate GPU: typeIntra <= PATH_NVL, NCCL 2.14-2.18.1), on GPUs of one compute
       // capability among 7.0, 8.0 and 9.0 (tuning.cc: other cases "may cause silent data
       // corruption"); a protocol the user or the trace names is kept.
-      if (!protocol && pr == Protocol::ll128 &&
+      if (!choices.named(pr) && pr == Protocol::ll128 &&
           !(s.intra_nvlink && s.uniform_compute_capability && (s.compute_capability == 70 || s.compute_capability == 80 || s.compute_capability == 90)))
         continue;
       const double eff = scale * fraction(a, pr, collective::protocol_efficiency(pr, kind, s.link_class == LinkClass::network), scale);
@@ -594,7 +663,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   if (!std::isfinite(best)) {
     // Forced tree on a non-all-reduce, or nothing reachable: fall back to the ring.
     p.algorithm = Algorithm::ring;
-    p.protocol = protocol.value_or(Protocol::simple);
+    p.protocol = choices.pick(Protocol::simple);
     best = collective::latency_s(p.protocol, s.link_class, sched.steps) + sched.bytes_per_rank / std::max(s.ring_bw, 1.0);
   }
   p.estimated_s = best;

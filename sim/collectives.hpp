@@ -40,6 +40,7 @@
 
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "models/collective.hpp"
@@ -66,6 +67,31 @@ struct CollectivePlan {
   std::vector<Flow> flows;
 };
 
+// The algorithms and protocols the tuner may choose from, as NCCL_ALGO and NCCL_PROTO set
+// them. Empty sets: NCCL's defaults (every algorithm; LL128 only where NCCL enables it by
+// default, see plan()). A protocol named here is used even where NCCL would not enable it
+// by default, as NCCL does when NCCL_PROTO names it.
+struct TunerChoices {
+  unsigned protocols = 0;   // bit 1 << int(collective::Protocol); 0: NCCL's defaults
+  unsigned algorithms = 0;  // bit 1 << int(collective::Algorithm); 0: every algorithm
+
+  static TunerChoices of(std::optional<collective::Protocol> protocol, std::optional<collective::Algorithm> algorithm);
+  bool allows(collective::Protocol pr) const { return protocols == 0 || (protocols >> static_cast<int>(pr) & 1u); }
+  bool allows(collective::Algorithm a) const { return algorithms == 0 || (algorithms >> static_cast<int>(a) & 1u); }
+  bool named(collective::Protocol pr) const { return protocols >> static_cast<int>(pr) & 1u; }
+  // `preferred` if allowed, else the first allowed of Simple, LL128, LL.
+  collective::Protocol pick(collective::Protocol preferred) const;
+};
+
+// parse_tuner_list()
+//
+// NCCL_PROTO / NCCL_ALGO syntax: a comma-separated list of names (case-insensitive), or "^"
+// and a list to exclude. Protocols: LL, LL128, Simple; algorithms: Ring, Tree. Returns the
+// bit set (never 0). Throws std::invalid_argument naming the offending name, for names
+// composim does not model (NVLS, CollNet, PAT) as well, and when nothing is left.
+unsigned parse_protocol_list(const std::string& text);
+unsigned parse_algorithm_list(const std::string& text);
+
 class CollectivePlanner {
  public:
   explicit CollectivePlanner(const topo::Topology& t) : topo_(t) {}
@@ -77,7 +103,11 @@ class CollectivePlanner {
   // two members cannot reach each other.
   CollectivePlan plan(collective::Kind kind, double in_bytes, const std::vector<int>& gpus,
                       std::optional<collective::Protocol> protocol = std::nullopt,
-                      std::optional<collective::Algorithm> algorithm = std::nullopt);
+                      std::optional<collective::Algorithm> algorithm = std::nullopt) {
+    return plan(kind, in_bytes, gpus, TunerChoices::of(protocol, algorithm));
+  }
+  // As above, choosing among `choices` (NCCL_PROTO / NCCL_ALGO).
+  CollectivePlan plan(collective::Kind kind, double in_bytes, const std::vector<int>& gpus, const TunerChoices& choices);
 
   const topo::Route& route(int a, int b);
 
@@ -119,7 +149,7 @@ class CollectivePlanner {
   // peer-to-peer across hosts, the host it is attached to (each host is an NCCL node).
   int machine_key(int node) const;
   std::pair<std::vector<int>, std::map<int, std::vector<int>>> group_by_machine(const std::vector<int>& gpus) const;
-  CollectivePlan plan_all_to_all(double in_bytes, const std::vector<int>& gpus, std::optional<collective::Protocol> protocol);
+  CollectivePlan plan_all_to_all(double in_bytes, const std::vector<int>& gpus, const TunerChoices& choices);
   std::vector<Ring> pack_rings(const std::vector<std::vector<int>>& candidates, std::map<std::pair<int, int>, double>& residual, size_t max);
   double bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual);
   std::vector<std::pair<int, int>> resources(int a, int b);  // capacity keys of a route

@@ -308,10 +308,18 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
     o.gpus.assign(attached.begin(), attached.begin() + n);
   }
   if (o.gpus.size() < 2) input_error("", "--gpus", "a collective needs at least 2 GPUs");
-  if (!a.algo.empty()) o.algorithm = a.algo == "tree" ? collective::Algorithm::tree : collective::Algorithm::ring;
-  if (a.algo == "tree" && o.kind != collective::Kind::all_reduce) input_error("", "--algo", "tree is NCCL's algorithm for all_reduce only");
-  if (!a.proto.empty())
-    o.protocol = a.proto == "LL" ? collective::Protocol::ll : a.proto == "LL128" ? collective::Protocol::ll128 : collective::Protocol::simple;
+  try {
+    if (!a.algo.empty()) o.choices.algorithms = sim::parse_algorithm_list(a.algo);
+  } catch (const std::invalid_argument& e) {
+    input_error("", "--algo", e.what());
+  }
+  try {
+    if (!a.proto.empty()) o.choices.protocols = sim::parse_protocol_list(a.proto);
+  } catch (const std::invalid_argument& e) {
+    input_error("", "--proto", e.what());
+  }
+  if (o.choices.algorithms == 1u << static_cast<int>(collective::Algorithm::tree) && o.kind != collective::Kind::all_reduce)
+    input_error("", "--algo", "tree is NCCL's algorithm for all_reduce only");
   start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
   const auto t0 = std::chrono::steady_clock::now();
   const auto rows = sim::run_sweep(topology, o);
@@ -633,8 +641,12 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--placement", coll.placement, "the GPUs to use, comma-separated names or indices");
   coll_cmd->add_option("--topology", coll.topology, "shipped topology name or JSON file")->required();
   coll_cmd->add_option("--p2p", coll.p2p, "force GPU peer-to-peer on or off (off: like NCCL_P2P_DISABLE=1)")->check(CLI::IsMember({"on", "off"}));
-  coll_cmd->add_option("--algo", coll.algo, "force the algorithm (default: NCCL-like choice by predicted time)")->check(CLI::IsMember({"ring", "tree"}));
-  coll_cmd->add_option("--proto", coll.proto, "force the protocol")->check(CLI::IsMember({"LL", "LL128", "Simple"}));
+  coll_cmd->add_option("--algo", coll.algo,
+                       "algorithms to choose from, as NCCL_ALGO: ring, tree, a list (ring,tree) or ^ and a list to exclude "
+                       "(default: NCCL-like choice by predicted time)");
+  coll_cmd->add_option("--proto", coll.proto,
+                       "protocols to choose from, as NCCL_PROTO: LL, LL128, Simple, a list (Simple,LL128) or ^ and a list to exclude "
+                       "(a protocol named here is used even where NCCL would not enable it by default)");
   coll_cmd->add_option("--out", coll.out, "write collective.csv here");
   coll_cmd->add_option("--params", params_file, "model parameter file (e.g. written by `composim calibrate`)");
   coll_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");

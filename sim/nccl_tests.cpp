@@ -109,7 +109,7 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
   const int n = static_cast<int>(o.gpus.size());
   std::set<std::pair<int, int>> pairs;
   for (double size : o.sizes_B) {
-    auto p = planner.plan(o.kind, per_rank_input_B(o.kind, size, n), o.gpus, o.protocol, o.algorithm);
+    auto p = planner.plan(o.kind, per_rank_input_B(o.kind, size, n), o.gpus, o.choices);
     for (const auto& f : p.flows) pairs.emplace(f.src, f.dst);
     SweepRow row;
     row.size_B = size;

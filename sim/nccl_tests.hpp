@@ -19,8 +19,7 @@ struct SweepOptions {
   collective::Kind kind = collective::Kind::all_reduce;
   std::vector<double> sizes_B;
   std::vector<int> gpus;  // topology nodes, rank order
-  std::optional<collective::Protocol> protocol;
-  std::optional<collective::Algorithm> algorithm;
+  TunerChoices choices;  // --proto / --algo (NCCL_PROTO / NCCL_ALGO)
   int type_size_B = 4;
 };
 

@@ -351,3 +351,47 @@ TEST(CollectivePlanner, AllReduceBytesPerRankNeverShrinkWithRanks) {
     prev_bytes = per_rank;
   }
 }
+
+// NCCL_PROTO / NCCL_ALGO syntax for --proto / --algo: lists, "^" to exclude, any case.
+TEST(TunerChoices, ParsesNcclLists) {
+  const unsigned ll = 1u << static_cast<int>(Protocol::ll), ll128 = 1u << static_cast<int>(Protocol::ll128),
+                 simple = 1u << static_cast<int>(Protocol::simple);
+  EXPECT_EQ(sim::parse_protocol_list("Simple"), simple);
+  EXPECT_EQ(sim::parse_protocol_list("simple,LL128"), simple | ll128);
+  EXPECT_EQ(sim::parse_protocol_list("^LL"), simple | ll128);
+  EXPECT_EQ(sim::parse_protocol_list("^ll128"), simple | ll);
+  EXPECT_EQ(sim::parse_algorithm_list("Ring,Tree"), 3u);
+  EXPECT_EQ(sim::parse_algorithm_list("^ring"), 1u << static_cast<int>(Algorithm::tree));
+  auto message = [](auto f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([] { sim::parse_protocol_list("Simple,LL256"); }).find("unknown protocol \"LL256\""), std::string::npos);
+  EXPECT_NE(message([] { sim::parse_protocol_list("^LL,LL128,Simple"); }).find("leaves no protocol"), std::string::npos);
+  EXPECT_NE(message([] { sim::parse_protocol_list("Simple,"); }).find("unknown protocol \"\""), std::string::npos);
+  EXPECT_NE(message([] { sim::parse_algorithm_list("Ring,NVLS"); }).find("\"NVLS\" is not modelled"), std::string::npos);
+}
+
+// 2 x 8 H100, 8 bytes: NCCL's choice is a tree in LL. With LL excluded (GCP's TCPXO LL128
+// profile sets NCCL_PROTO=Simple,LL128) the tuner takes the faster of the rest: the tree in
+// LL128, whose latency is 4.4 + 2 x (7 x 1.25 + 1 x 8.5) = 38.9 us (NVLink and network tree
+// LL128 hops, NCCL 2.14); "^LL" says the same as "Simple,LL128".
+TEST(CollectiveCommand, ProtocolListExcludesLl) {
+  auto dflt = composim::testing::collective_row("--bytes 8 --topology 2x-hgx-h100-ib");
+  EXPECT_EQ(dflt[9], "LL");
+  auto listed = composim::testing::collective_row("--bytes 8 --topology 2x-hgx-h100-ib --proto Simple,LL128");
+  EXPECT_EQ(listed[8], "TREE");
+  EXPECT_EQ(listed[9], "LL128");
+  EXPECT_NEAR(std::stod(listed[16]), 4.4 + 2 * (7 * 1.25 + 8.5), 0.001);
+  EXPECT_EQ(composim::testing::collective_row("--bytes 8 --topology 2x-hgx-h100-ib --proto ^LL"), listed);
+  auto r = composim::testing::run_cli("collective --bytes 8 --topology 2x-hgx-h100-ib --proto Simple,bogus");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--proto: unknown protocol \"bogus\""), std::string::npos) << r.err;
+  r = composim::testing::run_cli("collective --op all_gather --bytes 8 --topology 2x-hgx-h100-ib --algo ^ring");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("tree is NCCL's algorithm for all_reduce only"), std::string::npos) << r.err;
+}
