@@ -210,6 +210,10 @@ struct LatencyTable {
 }  // namespace
 
 double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a) {
+  if (a == Algorithm::nvls) {
+    static const double base = param("collective.base_latency_nvls_Simple_s"), hop = param("collective.hop_latency_nvlink_nvls_Simple_s");
+    return base + steps * hop;
+  }
   static const LatencyTable t;
   const int pi = static_cast<int>(p);
   const int li = static_cast<int>(link_class);
@@ -224,7 +228,17 @@ double latency_s(Protocol p, Algorithm a, LinkClass intra, int intra_steps, int 
   return latency_s(p, intra, 0, a) + intra_steps * intra_hop * ll_factor + inter_steps * net_hop;
 }
 
-std::string_view to_string(Algorithm a) { return a == Algorithm::ring ? "RING" : "TREE"; }
+std::string_view to_string(Algorithm a) { return a == Algorithm::ring ? "RING" : a == Algorithm::tree ? "TREE" : "NVLS"; }
+
+double nvls_efficiency() { return param("collective.efficiency_nvls"); }
+
+double nvls_tuner_busbw_Bps(int n, double gpu_rated_Bps) {
+  static constexpr double kSm90SpeedArrayIntra_GBps[] = {60, 40, 30, 24, 20, 15, 12, 6, 3};
+  if (n < 2) return 0.0;
+  for (double s : kSm90SpeedArrayIntra_GBps)
+    if ((n + 1) * s * 1e9 <= gpu_rated_Bps * (1 + 1e-9)) return n * s * 1e9;
+  return 0.0;
+}
 
 double busbw_factor(Kind kind, int n) {
   if (n <= 1) return 1.0;
@@ -271,7 +285,11 @@ ModelInfo collective_model_info() {
                {"extra_latency_LL128_achieved_nvlink_gen5_s", "s", 0.0, "as gen2, NVLink5", "no measurement"},
                {"efficiency_LL128_achieved_nvlink_gen3", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink3 (A100)", "no measurement: NCCL tuning.cc's value"},
                {"efficiency_LL128_achieved_nvlink_gen4", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink4 (H100)", "no measurement: NCCL tuning.cc's value"},
-               {"efficiency_LL128_achieved_nvlink_gen5", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink5 (B200)", "no measurement: NCCL tuning.cc's value"}}};
+               {"efficiency_LL128_achieved_nvlink_gen5", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink5 (B200)", "no measurement: NCCL tuning.cc's value"},
+               {"efficiency_nvls", "1", 0.818, "what NVLS all-reduce moves relative to the GPU's NVLink payload bandwidth (flows carry S(n+1)/n / this each way)",
+                "fitted to 8 x H100 SXM, 480 GB/s busbw (sjeaugey, NVIDIA/nccl-tests #212); 4-7 GPUs (NVIDIA/nccl #1455) within 2.3%"},
+               {"base_latency_nvls_Simple_s", "s", 23e-6, "NVLS base latency (Simple, one machine)", "NCCL tuning.cc baseLat (2.18.1-2.18.3; 2.21 has 25 us as hwLat)"},
+               {"hop_latency_nvlink_nvls_Simple_s", "s", 0.0, "NVLS per-step latency on NVLink (NVLS counts one step)", "NCCL tuning.cc hwLat (2.18.3: 0)"}}};
   for (int a = 0; a < 2; ++a)
     for (int p = 0; p < 3; ++p) {
       m.params.push_back({std::string("base_latency_") + kAlgo[a] + "_" + kProto[p] + "_s", "s", kBaseLat_us[a][p] * 1e-6,

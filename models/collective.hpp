@@ -34,7 +34,7 @@ namespace composim::collective {
 
 enum class Kind { all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv, unknown };
 enum class Protocol { ll, ll128, simple };
-enum class Algorithm { ring, tree };
+enum class Algorithm { ring, tree, nvls };
 enum class LinkClass { nvlink, pcie, network };
 
 std::string_view to_string(Algorithm a);
@@ -110,7 +110,8 @@ double achieved_extra_latency_s(Protocol p, int nvlink_generation);
 double wire_efficiency(Protocol p);
 
 // Latency term in seconds: base_latency(algorithm, protocol) + steps * hop_latency(link
-// class, algorithm, protocol), NCCL's model.
+// class, algorithm, protocol), NCCL's model. NVLS (Simple, NVLink only): NCCL 2.18.3's
+// base 23 us, hop 0 (collective.{base,hop}_latency_*nvls_Simple_s).
 double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a = Algorithm::ring);
 
 // NCCL's latency across machines: base + intra_steps x the intra-machine hop latency (x 1.8
@@ -167,6 +168,33 @@ double shm_transport_Bps();
 // measurement with such hops (5 V100s of a DGX-1, vTrain, 64 MiB-1 GiB: 37.2 GB/s busbw
 // where the links allow 45).
 double indirect_nvlink_efficiency();
+
+// NVLS: NVLink SHARP all-reduce inside one machine on NVSwitch gen3+ (H100 and newer). Each
+// GPU reduces its 1/n slice in the switch (multimem.ld_reduce: the switch reads that slice
+// from every GPU) and multicasts the result (multimem.st): per GPU, S(n+1)/n bytes go up to
+// the switch and S(n+1)/n come down, against a ring's 2S(n-1)/n each way (NCCL's
+// all_reduce.h NVLS kernel; "transmit size in one direction and 1/N*size in the other" per
+// phase, sjeaugey in NVIDIA/nccl #1506). NCCL 2.18.3's rules: Simple only, all-reduce only,
+// one machine of 3 or more GPUs of compute capability 9.0+ on an NVSwitch.
+
+// nvls_efficiency()
+//
+// What NVLS moves relative to the GPU's NVLink payload bandwidth: the flows carry
+// S(n+1)/n / this each way. Parameter collective.efficiency_nvls, 0.818: fitted to one
+// published figure, 8 x H100 SXM at 480 GB/s busbw (275 algbw; sjeaugey, NVIDIA/nccl-tests
+// #212); with it 4-7 H100s come out within 2.3% of NVIDIA/nccl #1455's 370, 420, 440 and
+// 460 GB/s (a test asserts them).
+double nvls_efficiency();
+
+// nvls_tuner_busbw_Bps()
+//
+// NCCL's estimate of NVLS's bus bandwidth on n GPUs (2.18.3 search.cc and tuning.cc): its
+// graph search gives each of n channels the largest speed s of sm90SpeedArrayIntra {60, 40,
+// 30, 24, 20, 15, 12, 6, 3} GB/s such that a GPU, head of one channel (2s) and member of
+// the others (s each), needs (n+1)s <= its NVLink bandwidth as NCCL rates it
+// (`gpu_rated_Bps`); busBw = n x s. The tuner then takes busBw x 5/6 as the algorithm
+// bandwidth. Returns 0 if no speed fits.
+double nvls_tuner_busbw_Bps(int n, double gpu_rated_Bps);
 
 ModelInfo collective_model_info();
 

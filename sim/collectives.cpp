@@ -10,6 +10,7 @@
 
 #include "models/error.hpp"
 #include "models/gpu.hpp"
+#include "models/nvlink.hpp"
 
 namespace composim::sim {
 
@@ -86,8 +87,11 @@ unsigned parse_protocol_list(const std::string& text) {
 }
 
 unsigned parse_algorithm_list(const std::string& text) {
-  return parse_list(text, {{"ring", 1u << static_cast<int>(Algorithm::ring)}, {"tree", 1u << static_cast<int>(Algorithm::tree)}},
-                    {"nvls", "nvlstree", "collnetdirect", "collnetchain", "collnet", "pat"}, "algorithm");
+  return parse_list(text,
+                    {{"ring", 1u << static_cast<int>(Algorithm::ring)},
+                     {"tree", 1u << static_cast<int>(Algorithm::tree)},
+                     {"nvls", 1u << static_cast<int>(Algorithm::nvls)}},
+                    {"nvlstree", "collnetdirect", "collnetchain", "collnet", "pat"}, "algorithm");
 }
 
 int CollectivePlanner::machine_key(int node) const {
@@ -394,6 +398,26 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     // The achieved LL128 figures are per GPU family (V100 on NVLink2, A100 on NVLink3, ...):
     // GPUs of another family on these links keep NCCL's own figures.
     const int family_generation = s.compute_capability >= 100 ? 5 : s.compute_capability >= 90 ? 4 : s.compute_capability >= 80 ? 3 : 2;
+    // NVLS (NCCL 2.18.3 nvls.cc / search.cc): 3 or more GPUs of compute capability 9.0+, each
+    // on NVSwitches over NVLink4 or later, with peer-to-peer; its bandwidth to the switches.
+    if (gpus.size() >= 3 && s.compute_capability >= 90 && topo_.p2p_enabled()) {
+      s.nvls = true;
+      s.nvls_gpu_Bps = s.nvls_rated_Bps = INFINITY;
+      for (int g : gpus) {
+        double payload = 0, rated = 0;
+        for (const auto& l : topo_.links()) {
+          if (l.type != topo::LinkType::nvlink || (l.from != g && l.to != g)) continue;
+          const int other = l.from == g ? l.to : l.from;
+          if (topo_.nodes()[other].type != topo::NodeType::nvswitch || l.generation < 4) continue;
+          payload += l.bandwidth_Bps;
+          rated += nvlink::link_bandwidth_Bps(l.generation, std::max(1, l.links)) * collective::tuner_bandwidth_fraction(LinkClass::nvlink);
+        }
+        s.nvls = s.nvls && payload > 0;
+        s.nvls_gpu_Bps = std::min(s.nvls_gpu_Bps, payload);
+        s.nvls_rated_Bps = std::min(s.nvls_rated_Bps, rated);
+      }
+      if (!s.nvls) s.nvls_gpu_Bps = s.nvls_rated_Bps = 0;
+    }
     if (!s.uniform_compute_capability || s.nvlink_generation != family_generation) s.nvlink_generation = 0;
   } else {
     s.link_class = LinkClass::network;
@@ -660,6 +684,21 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       }
     }
   }
+  // NVLS (NCCL 2.18.3): Simple, all-reduce, one machine; NCCL's estimate is its latency plus
+  // bytes / (busBw x 5/6), busBw from its NVLS graph (collective::nvls_tuner_busbw_Bps()).
+  if (kind == Kind::all_reduce && s.nvls && choices.allows(Algorithm::nvls) && choices.allows(Protocol::simple)) {
+    const double bus = collective::nvls_tuner_busbw_Bps(n, s.nvls_rated_Bps);
+    const double t = collective::latency_s(Protocol::simple, LinkClass::nvlink, 1, Algorithm::nvls) + in_bytes / (bus * 5.0 / 6.0);
+    if (bus > 0 && t < best) {
+      best = t;
+      p.algorithm = Algorithm::nvls;
+      p.protocol = Protocol::simple;
+    }
+  }
+  if (!std::isfinite(best) && choices.algorithms == 1u << static_cast<int>(Algorithm::nvls))
+    input_error(topo_.file(), "--algo nvls",
+                "NVLS runs all_reduce in Simple on one machine of 3 or more GPUs of compute capability 9.0+ attached to NVSwitches over "
+                "NVLink4 or later, with peer-to-peer (NCCL 2.18); these " + std::to_string(n) + " GPUs are not that");
   if (!std::isfinite(best)) {
     // Forced tree on a non-all-reduce, or nothing reachable: fall back to the ring.
     p.algorithm = Algorithm::ring;
@@ -667,6 +706,16 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     best = collective::latency_s(p.protocol, s.link_class, sched.steps) + sched.bytes_per_rank / std::max(s.ring_bw, 1.0);
   }
   p.estimated_s = best;
+  if (p.algorithm == Algorithm::nvls) {
+    const double bytes = in_bytes * (n + 1) / n / collective::nvls_efficiency();
+    for (int i = 0; i < n; ++i) p.flows.push_back({gpus[i], gpus[(i + 1) % n], bytes});
+    p.channels = n;  // NCCL's NVLS graph in one machine: one channel per GPU (search.cc)
+    p.bandwidth_Bps = s.nvls_gpu_Bps;
+    p.latency_s = collective::latency_s(Protocol::simple, LinkClass::nvlink, 1, Algorithm::nvls);
+    p.bottleneck_bytes = bytes;
+    p.steps = p.hop_steps = 1;
+    return p;
+  }
   const double eff =
       fraction(p.algorithm, p.protocol, collective::achieved_efficiency(p.protocol, kind, s.link_class == LinkClass::network, s.nvlink_generation));
   std::map<std::pair<int, int>, double> merged;

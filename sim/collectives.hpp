@@ -33,9 +33,14 @@
 // route (2 x its latency): the receiver polls its flag in host memory across PCIe, which
 // NCCL's per-step latencies (measured for direct P2P) do not include.
 //
+// NVLS (all-reduce in one machine on NVSwitch gen3+, NCCL 2.18.3's rules): a ring of flows
+// GPU i -> GPU i+1 through the switch, each carrying S(n+1)/n / collective::nvls_efficiency(),
+// loads every GPU's up- and down-link as the switch's reduce and multicast do.
+//
 // Known approximations: NCCL's per-channel caps for LL128 and trees are not applied (its
-// channel counts are not modelled, only total ring bandwidth); NVLS and CollNet are not
-// modelled; ring searches beyond 9 GPUs per machine use the topology's GPU order.
+// channel counts are not modelled, only total ring bandwidth); NVLS across machines
+// (NVLS_TREE) and CollNet are not modelled; ring searches beyond 9 GPUs per machine use the
+// topology's GPU order.
 #pragma once
 
 #include <map>
@@ -136,6 +141,10 @@ class CollectivePlanner {
     int tree_depth = 0;                       // every tree's steps from a leaf to the root: chain + ceil(log2 machines)
     bool uniform_compute_capability = true;
     bool one_gpu_per_machine = false;
+    // NVLS (collective::nvls_efficiency()): one machine, every member on an NVSwitch over
+    // NVLink4+; its NVLink to the switches as the flows see it (payload) and as NCCL rates it.
+    bool nvls = false;
+    double nvls_gpu_Bps = 0, nvls_rated_Bps = 0;  // the smallest of the members'
   };
   const Structure& structure(const std::vector<int>& gpus);
   // NCCL's latency of algorithm a with protocol pr on s (collective::latency_s()): across

@@ -318,8 +318,10 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   } catch (const std::invalid_argument& e) {
     input_error("", "--proto", e.what());
   }
-  if (o.choices.algorithms == 1u << static_cast<int>(collective::Algorithm::tree) && o.kind != collective::Kind::all_reduce)
-    input_error("", "--algo", "tree is NCCL's algorithm for all_reduce only");
+  if (o.choices.algorithms && !(o.choices.algorithms & 1u << static_cast<int>(collective::Algorithm::ring)) &&
+      o.kind != collective::Kind::all_reduce)
+    input_error("", "--algo", "tree and NVLS are NCCL's algorithms for all_reduce only; " + std::string(collective::to_string(o.kind)) +
+                                  " runs on the ring");
   start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
   const auto t0 = std::chrono::steady_clock::now();
   const auto rows = sim::run_sweep(topology, o);

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -361,7 +362,8 @@ TEST(TunerChoices, ParsesNcclLists) {
   EXPECT_EQ(sim::parse_protocol_list("^LL"), simple | ll128);
   EXPECT_EQ(sim::parse_protocol_list("^ll128"), simple | ll);
   EXPECT_EQ(sim::parse_algorithm_list("Ring,Tree"), 3u);
-  EXPECT_EQ(sim::parse_algorithm_list("^ring"), 1u << static_cast<int>(Algorithm::tree));
+  EXPECT_EQ(sim::parse_algorithm_list("^ring"), (1u << static_cast<int>(Algorithm::tree)) | (1u << static_cast<int>(Algorithm::nvls)));
+  EXPECT_EQ(sim::parse_algorithm_list("nvls"), 1u << static_cast<int>(Algorithm::nvls));
   auto message = [](auto f) {
     try {
       f();
@@ -373,7 +375,7 @@ TEST(TunerChoices, ParsesNcclLists) {
   EXPECT_NE(message([] { sim::parse_protocol_list("Simple,LL256"); }).find("unknown protocol \"LL256\""), std::string::npos);
   EXPECT_NE(message([] { sim::parse_protocol_list("^LL,LL128,Simple"); }).find("leaves no protocol"), std::string::npos);
   EXPECT_NE(message([] { sim::parse_protocol_list("Simple,"); }).find("unknown protocol \"\""), std::string::npos);
-  EXPECT_NE(message([] { sim::parse_algorithm_list("Ring,NVLS"); }).find("\"NVLS\" is not modelled"), std::string::npos);
+  EXPECT_NE(message([] { sim::parse_algorithm_list("Ring,NVLSTree"); }).find("\"NVLSTree\" is not modelled"), std::string::npos);
 }
 
 // 2 x 8 H100, 8 bytes: NCCL's choice is a tree in LL. With LL excluded (GCP's TCPXO LL128
@@ -393,5 +395,45 @@ TEST(CollectiveCommand, ProtocolListExcludesLl) {
   EXPECT_NE(r.err.find("--proto: unknown protocol \"bogus\""), std::string::npos) << r.err;
   r = composim::testing::run_cli("collective --op all_gather --bytes 8 --topology 2x-hgx-h100-ib --algo ^ring");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("tree is NCCL's algorithm for all_reduce only"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tree and NVLS are NCCL's algorithms for all_reduce only"), std::string::npos) << r.err;
+}
+
+// NVLS: NCCL's graph gives each of n channels the largest speed s of {60, 40, 30, 24, 20, 15,
+// 12, 6, 3} GB/s with (n+1)s within the GPU's rated NVLink: 8 H100s at 18 x 20 GB/s get
+// 40 (9 x 40 = 360), busBw 8 x 40 = 320 GB/s; 3 GPUs get 60 (4 x 60 = 240).
+TEST(Nvls, TunerBandwidthFromNcclsSpeedArray) {
+  EXPECT_DOUBLE_EQ(collective::nvls_tuner_busbw_Bps(8, 360e9), 320e9);
+  EXPECT_DOUBLE_EQ(collective::nvls_tuner_busbw_Bps(8, 359e9), 8 * 30e9);
+  EXPECT_DOUBLE_EQ(collective::nvls_tuner_busbw_Bps(3, 382.5e9), 180e9);
+  EXPECT_DOUBLE_EQ(collective::nvls_tuner_busbw_Bps(8, 20e9), 0.0);  // 9 x 3 GB/s > 20
+}
+
+// NVLS on n H100s of one HGX (18 NVLink4 links to the switches, 376.65 GB/s of payload each
+// way): every GPU's up- and down-link carries S(n+1)/n / 0.818, so 8 GiB on 8 GPUs takes
+// 23 us + 8 GiB x 9/8 / 0.818 / 376.65 GB/s. Against published busbw at 2-8 GiB: 480 GB/s
+// on 8 (NVIDIA/nccl-tests #212, the efficiency's fit), 460, 440, 420 on 7, 6, 5 (NVIDIA/nccl
+// #1455); 4 GPUs stay on the ring (NCCL's NVLS estimate, 4 x 60 GB/s x 5/6, loses to it),
+// at ~370 as measured. Not on A100s, 2 GPUs, or across machines.
+TEST(Nvls, PublishedH100BusBandwidth) {
+  auto eight = composim::testing::collective_row("--bytes 8G --gpus 8 --topology 2x-hgx-h100-ib");
+  EXPECT_EQ(eight[8], "NVLS");
+  EXPECT_EQ(eight[9], "Simple");
+  const double t_us = 23.0 + 8589934592.0 * 9 / 8 / 0.818 / (18 * 25e9 * 0.837) * 1e6;
+  EXPECT_NEAR(std::stod(eight[5]), t_us, 0.001 * t_us);
+  const std::map<int, double> published = {{5, 420}, {6, 440}, {7, 460}, {8, 480}};
+  for (auto [n, busbw] : published) {
+    auto f = composim::testing::collective_row("--bytes 8G --gpus " + std::to_string(n) + " --topology 2x-hgx-h100-ib");
+    EXPECT_EQ(f[8], "NVLS") << n;
+    EXPECT_NEAR(std::stod(f[7]), busbw, 0.03 * busbw) << n << " GPUs";
+  }
+  auto four = composim::testing::collective_row("--bytes 8G --gpus 4 --topology 2x-hgx-h100-ib");
+  EXPECT_EQ(four[8], "RING");
+  EXPECT_NEAR(std::stod(four[7]), 370, 0.03 * 370);
+  EXPECT_EQ(composim::testing::collective_row("--bytes 8G --gpus 8 --topology 2x-hgx-h100-ib --algo ^nvls")[8], "RING");
+  EXPECT_EQ(composim::testing::collective_row("--bytes 8G --gpus 2 --topology 2x-hgx-h100-ib")[8], "RING");
+  EXPECT_NE(composim::testing::collective_row("--bytes 8G --topology 2x-hgx-h100-ib")[8], "NVLS");  // 16 GPUs, 2 machines
+  EXPECT_NE(composim::testing::collective_row("--bytes 8G --topology dgx-a100")[8], "NVLS");
+  auto r = composim::testing::run_cli("collective --bytes 8G --topology dgx-a100 --algo nvls");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("NVLS runs all_reduce in Simple on one machine"), std::string::npos) << r.err;
 }
