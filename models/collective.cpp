@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <vector>
 
 namespace composim::collective {
 namespace {
@@ -88,18 +89,28 @@ NcclKernelInfo parse_nccl_kernel_name(std::string_view name) {
   }
   info.is_nccl = true;
   rest = rest.substr(0, rest.find('('));
-  // Fields separated by '_': Kind, ALGO, PROTO, [RedOp], [type].
-  std::string fields[3];
-  for (int i = 0; i < 3 && !rest.empty(); ++i) {
-    auto pos = rest.find('_');
-    fields[i] = std::string(rest.substr(0, pos));
+  // Fields separated by '_': the kind first, then the algorithm (one or two fields:
+  // NVLS_TREE, COLLNET_DIRECT) followed by the protocol, with the reduction and type before
+  // them (2.19+: AllReduce_Sum_bf16_RING_LL) or after (<= 2.18: AllReduce_RING_LL_Sum_float).
+  std::vector<std::string> fields;
+  while (!rest.empty()) {
+    const auto pos = rest.find('_');
+    fields.emplace_back(rest.substr(0, pos));
     rest = pos == std::string_view::npos ? std::string_view() : rest.substr(pos + 1);
   }
+  if (fields.empty()) return info;
   info.kind = parse_kind(fields[0]);
-  info.algorithm = fields[1];
-  std::string proto = fields[2];
-  // ncclDevKernel_AllGather_RING_LLx1? No: "_LL" may carry no suffix; strip non-letters.
-  while (!proto.empty() && !std::isalpha(static_cast<unsigned char>(proto.back()))) proto.pop_back();
+  std::string proto;
+  for (size_t i = 1; i < fields.size(); ++i) {
+    const std::string& f = fields[i];
+    if (f != "RING" && f != "TREE" && f != "NVLS" && f != "COLLNET" && f != "PAT") continue;
+    info.algorithm = f;
+    size_t next = i + 1;
+    if (next < fields.size() && ((f == "NVLS" && fields[next] == "TREE") || (f == "COLLNET" && (fields[next] == "DIRECT" || fields[next] == "CHAIN"))))
+      info.algorithm += "_" + fields[next++];
+    if (next < fields.size()) proto = fields[next];
+    break;
+  }
   if (proto == "LL") info.protocol = Protocol::ll;
   else if (proto == "LL128") info.protocol = Protocol::ll128;
   else if (proto == "SIMPLE") info.protocol = Protocol::simple;
@@ -210,9 +221,9 @@ struct LatencyTable {
 }  // namespace
 
 double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a) {
-  if (a == Algorithm::nvls) {
-    static const double base = param("collective.base_latency_nvls_Simple_s"), hop = param("collective.hop_latency_nvlink_nvls_Simple_s");
-    return base + steps * hop;
+  if (a == Algorithm::nvls) {  // one term, whatever the steps (NCCL 2.18.3)
+    static const double base = param("collective.base_latency_nvls_Simple_s");
+    return base;
   }
   static const LatencyTable t;
   const int pi = static_cast<int>(p);
@@ -253,7 +264,7 @@ double busbw_factor(Kind kind, int n) {
 
 ModelInfo collective_model_info() {
   ModelInfo m{"collective",
-              "NCCL collectives as rings or trees of flows on the topology, plus NCCL's latency model",
+              "NCCL collectives as rings, trees or NVLS of flows on the topology, plus NCCL's latency model",
               "flow bytes = schedule bytes / protocol efficiency; t = last flow's end + base + steps * hop",
               {{"efficiency_LL_allreduce", "1", 0.25, "LL bandwidth fraction (all-reduce, reduce, multi-node; 1/3 otherwise)",
                 "NCCL tuning.cc (LL busBw scaling)"},
@@ -288,8 +299,8 @@ ModelInfo collective_model_info() {
                {"efficiency_LL128_achieved_nvlink_gen5", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink5 (B200)", "no measurement: NCCL tuning.cc's value"},
                {"efficiency_nvls", "1", 0.818, "what NVLS all-reduce moves relative to the GPU's NVLink payload bandwidth (flows carry S(n+1)/n / this each way)",
                 "fitted to 8 x H100 SXM, 480 GB/s busbw (sjeaugey, NVIDIA/nccl-tests #212); 4-7 GPUs (NVIDIA/nccl #1455) within 2.3%"},
-               {"base_latency_nvls_Simple_s", "s", 23e-6, "NVLS base latency (Simple, one machine)", "NCCL tuning.cc baseLat (2.18.1-2.18.3; 2.21 has 25 us as hwLat)"},
-               {"hop_latency_nvlink_nvls_Simple_s", "s", 0.0, "NVLS per-step latency on NVLink (NVLS counts one step)", "NCCL tuning.cc hwLat (2.18.3: 0)"}}};
+               {"base_latency_nvls_Simple_s", "s", 23e-6, "NVLS latency (Simple, one machine; no per-step part)",
+                "NCCL tuning.cc baseLat (2.18.1-2.18.3; 2.20-2.21 put 23-25 us in hwLat instead)"}}};
   for (int a = 0; a < 2; ++a)
     for (int p = 0; p < 3; ++p) {
       m.params.push_back({std::string("base_latency_") + kAlgo[a] + "_" + kProto[p] + "_s", "s", kBaseLat_us[a][p] * 1e-6,

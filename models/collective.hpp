@@ -110,8 +110,8 @@ double achieved_extra_latency_s(Protocol p, int nvlink_generation);
 double wire_efficiency(Protocol p);
 
 // Latency term in seconds: base_latency(algorithm, protocol) + steps * hop_latency(link
-// class, algorithm, protocol), NCCL's model. NVLS (Simple, NVLink only): NCCL 2.18.3's
-// base 23 us, hop 0 (collective.{base,hop}_latency_*nvls_Simple_s).
+// class, algorithm, protocol), NCCL's model. NVLS (Simple, NVLink only): one term whatever
+// the steps, NCCL 2.18.3's 23 us (collective.base_latency_nvls_Simple_s).
 double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a = Algorithm::ring);
 
 // NCCL's latency across machines: base + intra_steps x the intra-machine hop latency (x 1.8

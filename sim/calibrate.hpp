@@ -11,7 +11,11 @@
 // u_g = 1/f_g this is linear in the unknowns (u_g, hop(c,a,p), base(a,p)); rows are divided by t_i so
 // relative errors are minimised; base(a,p) (the per-collective latency) is fitted too.
 // Latencies are kept >= 0 (an active set: a negative one is fixed at 0 and the rest
-// refitted). Base and hop are told apart by cases with different GPU counts.
+// refitted). Base and hop are told apart by cases with different GPU counts. NVLS rows have
+// no hop (one latency term: base(nvls) is fitted alone) and their g is
+// collective.efficiency_nvls, fitted at the NVLink efficiency in force: a fit that also
+// moves that NVLink generation's efficiency (from ring rows) moves NVLS twice, which the
+// re-run's errors show.
 //
 // Held-out check: every `holdout_every`-th point of each case (by size) is left out of the
 // fit, or whole cases with --holdout; both the fitted and the held-out points are then

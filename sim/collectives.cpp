@@ -399,10 +399,22 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     // GPUs of another family on these links keep NCCL's own figures.
     const int family_generation = s.compute_capability >= 100 ? 5 : s.compute_capability >= 90 ? 4 : s.compute_capability >= 80 ? 3 : 2;
     // NVLS (NCCL 2.18.3 nvls.cc / search.cc): 3 or more GPUs of compute capability 9.0+, each
-    // on NVSwitches over NVLink4 or later, with peer-to-peer; its bandwidth to the switches.
-    if (gpus.size() >= 3 && s.compute_capability >= 90 && topo_.p2p_enabled()) {
+    // on NVSwitches over NVLink4 or later, with peer-to-peer, and every NVLS flow (GPU i to
+    // GPU i+1) routed over NVLink through a switch; the GPUs' NVLink to the switches as NCCL
+    // rates it, and the flows' bottleneck.
+    if (gpus.size() >= 3 && s.compute_capability >= 90 && topo_.p2p_enabled() && s.link_class == LinkClass::nvlink) {
       s.nvls = true;
       s.nvls_gpu_Bps = s.nvls_rated_Bps = INFINITY;
+      for (size_t i = 0; i < gpus.size() && s.nvls; ++i) {
+        const auto& r = route(gpus[i], gpus[(i + 1) % gpus.size()]);
+        bool via_switch = false;
+        for (const auto& h : r.hops) {
+          const auto& l = topo_.links()[h.link];
+          via_switch = via_switch || topo_.nodes()[h.forward ? l.to : l.from].type == topo::NodeType::nvswitch;
+        }
+        s.nvls = r.nvlink && !r.nvb && via_switch;
+        s.nvls_gpu_Bps = std::min(s.nvls_gpu_Bps, r.bottleneck_Bps);
+      }
       for (int g : gpus) {
         double payload = 0, rated = 0;
         for (const auto& l : topo_.links()) {
@@ -413,7 +425,6 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
           rated += nvlink::link_bandwidth_Bps(l.generation, std::max(1, l.links)) * collective::tuner_bandwidth_fraction(LinkClass::nvlink);
         }
         s.nvls = s.nvls && payload > 0;
-        s.nvls_gpu_Bps = std::min(s.nvls_gpu_Bps, payload);
         s.nvls_rated_Bps = std::min(s.nvls_rated_Bps, rated);
       }
       if (!s.nvls) s.nvls_gpu_Bps = s.nvls_rated_Bps = 0;
@@ -653,12 +664,12 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   // The tuner: least predicted time over the allowed (algorithm, protocol) pairs.
   const double scale = collective::tuner_bandwidth_fraction(s.link_class);
   double best = INFINITY;
-  const bool tree_only = choices.algorithms == (1u << static_cast<int>(Algorithm::tree));
+  const bool tree_forced = !choices.allows(Algorithm::ring);
   for (Algorithm a : {Algorithm::ring, Algorithm::tree}) {
     if (!choices.allows(a)) continue;
     // NCCL's trees are for all-reduce across machines; inside one machine a "tree" is a chain
-    // and NCCL's tuner keeps the ring there (unless the tree is forced).
-    if (a == Algorithm::tree && (kind != Kind::all_reduce || s.trees.empty() || (!tree_only && s.link_class != LinkClass::network)))
+    // and NCCL's tuner keeps the ring there (unless the ring is excluded).
+    if (a == Algorithm::tree && (kind != Kind::all_reduce || s.trees.empty() || (!tree_forced && s.link_class != LinkClass::network)))
       continue;
     for (Protocol pr : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
       if (!choices.allows(pr)) continue;
@@ -688,17 +699,22 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   // bytes / (busBw x 5/6), busBw from its NVLS graph (collective::nvls_tuner_busbw_Bps()).
   if (kind == Kind::all_reduce && s.nvls && choices.allows(Algorithm::nvls) && choices.allows(Protocol::simple)) {
     const double bus = collective::nvls_tuner_busbw_Bps(n, s.nvls_rated_Bps);
-    const double t = collective::latency_s(Protocol::simple, LinkClass::nvlink, 1, Algorithm::nvls) + in_bytes / (bus * 5.0 / 6.0);
+    const double t = collective::latency_s(Protocol::simple, LinkClass::nvlink, 0, Algorithm::nvls) + in_bytes / (bus * 5.0 / 6.0);
     if (bus > 0 && t < best) {
       best = t;
       p.algorithm = Algorithm::nvls;
       p.protocol = Protocol::simple;
     }
   }
-  if (!std::isfinite(best) && choices.algorithms == 1u << static_cast<int>(Algorithm::nvls))
+  if (!std::isfinite(best) && choices.algorithms == 1u << static_cast<int>(Algorithm::nvls)) {
+    if (!choices.allows(Protocol::simple)) input_error(topo_.file(), "--algo nvls", "NVLS runs only in Simple, which --proto excludes");
     input_error(topo_.file(), "--algo nvls",
                 "NVLS runs all_reduce in Simple on one machine of 3 or more GPUs of compute capability 9.0+ attached to NVSwitches over "
                 "NVLink4 or later, with peer-to-peer (NCCL 2.18); these " + std::to_string(n) + " GPUs are not that");
+  }
+  if (!std::isfinite(best) && !choices.allows(Algorithm::ring))
+    input_error(topo_.file(), "--algo", "the ring is excluded and no other algorithm allowed can run " + std::string(collective::to_string(kind)) +
+                                            " on these " + std::to_string(n) + " GPUs");
   if (!std::isfinite(best)) {
     // Forced tree on a non-all-reduce, or nothing reachable: fall back to the ring.
     p.algorithm = Algorithm::ring;
@@ -709,11 +725,13 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   if (p.algorithm == Algorithm::nvls) {
     const double bytes = in_bytes * (n + 1) / n / collective::nvls_efficiency();
     for (int i = 0; i < n; ++i) p.flows.push_back({gpus[i], gpus[(i + 1) % n], bytes});
+    p.link_class = LinkClass::nvlink;
     p.channels = n;  // NCCL's NVLS graph in one machine: one channel per GPU (search.cc)
     p.bandwidth_Bps = s.nvls_gpu_Bps;
-    p.latency_s = collective::latency_s(Protocol::simple, LinkClass::nvlink, 1, Algorithm::nvls);
+    p.latency_s = collective::latency_s(Protocol::simple, LinkClass::nvlink, 0, Algorithm::nvls);
     p.bottleneck_bytes = bytes;
-    p.steps = p.hop_steps = 1;
+    p.steps = 1;
+    p.hop_steps = 0;  // NCCL's NVLS latency is one term, with no per-step part
     return p;
   }
   const double eff =

@@ -88,12 +88,12 @@ struct TunerChoices {
   collective::Protocol pick(collective::Protocol preferred) const;
 };
 
-// parse_tuner_list()
+// parse_protocol_list(), parse_algorithm_list()
 //
 // NCCL_PROTO / NCCL_ALGO syntax: a comma-separated list of names (case-insensitive), or "^"
-// and a list to exclude. Protocols: LL, LL128, Simple; algorithms: Ring, Tree. Returns the
-// bit set (never 0). Throws std::invalid_argument naming the offending name, for names
-// composim does not model (NVLS, CollNet, PAT) as well, and when nothing is left.
+// and a list to exclude. Protocols: LL, LL128, Simple; algorithms: Ring, Tree, NVLS. Returns
+// the bit set (never 0). Throws std::invalid_argument naming the offending name, for names
+// composim does not model (NVLSTree, CollNet, PAT) as well, and when nothing is left.
 unsigned parse_protocol_list(const std::string& text);
 unsigned parse_algorithm_list(const std::string& text);
 
@@ -115,6 +115,8 @@ class CollectivePlanner {
   CollectivePlan plan(collective::Kind kind, double in_bytes, const std::vector<int>& gpus, const TunerChoices& choices);
 
   const topo::Route& route(int a, int b);
+  // Whether NCCL would run NVLS on these GPUs (one machine on NVSwitch gen3+; see Structure).
+  bool nvls_available(const std::vector<int>& gpus) { return gpus.size() >= 3 && structure(gpus).nvls; }
 
  private:
   struct Ring {
@@ -142,9 +144,9 @@ class CollectivePlanner {
     bool uniform_compute_capability = true;
     bool one_gpu_per_machine = false;
     // NVLS (collective::nvls_efficiency()): one machine, every member on an NVSwitch over
-    // NVLink4+; its NVLink to the switches as the flows see it (payload) and as NCCL rates it.
+    // NVLink4+; the NVLS flows' bottleneck (payload) and the GPUs' NVLink as NCCL rates it.
     bool nvls = false;
-    double nvls_gpu_Bps = 0, nvls_rated_Bps = 0;  // the smallest of the members'
+    double nvls_gpu_Bps = 0, nvls_rated_Bps = 0;  // the smallest of the flows' / members'
   };
   const Structure& structure(const std::vector<int>& gpus);
   // NCCL's latency of algorithm a with protocol pr on s (collective::latency_s()): across

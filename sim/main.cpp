@@ -644,8 +644,8 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--topology", coll.topology, "shipped topology name or JSON file")->required();
   coll_cmd->add_option("--p2p", coll.p2p, "force GPU peer-to-peer on or off (off: like NCCL_P2P_DISABLE=1)")->check(CLI::IsMember({"on", "off"}));
   coll_cmd->add_option("--algo", coll.algo,
-                       "algorithms to choose from, as NCCL_ALGO: ring, tree, a list (ring,tree) or ^ and a list to exclude "
-                       "(default: NCCL-like choice by predicted time)");
+                       "algorithms to choose from, as NCCL_ALGO: ring, tree, nvls, a list (ring,tree) or ^ and a list to exclude "
+                       "(^nvls: as NCCL_NVLS_ENABLE=0; default: NCCL-like choice by predicted time)");
   coll_cmd->add_option("--proto", coll.proto,
                        "protocols to choose from, as NCCL_PROTO: LL, LL128, Simple, a list (Simple,LL128) or ^ and a list to exclude "
                        "(a protocol named here is used even where NCCL would not enable it by default)");

@@ -221,6 +221,7 @@ struct Replay::Impl {
     double in_bytes = 0;
     collective::Protocol protocol = collective::Protocol::simple;
     bool protocol_from_trace = false;
+    std::string algorithm;  // from the kernel name ("RING"); meaningful with protocol_from_trace
     double measured_dur_s = INFINITY;
     int captured_ranks = 0;  // ranks of the communicator when the trace was captured (0: unknown)
     double latency_s = 0;  // NCCL latency term, added after the last flow
@@ -384,6 +385,7 @@ void Replay::Impl::match_collectives() {
         inst.in_bytes = static_cast<double>(c.in_bytes);
         inst.protocol = c.protocol;
         inst.protocol_from_trace = c.protocol_from_trace;
+        inst.algorithm = c.algorithm;
         inst.captured_ranks = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
         instances.push_back(std::move(inst));
       } else {
@@ -590,9 +592,20 @@ ReplayResult Replay::run() {
     std::sort(ranks.begin(), ranks.end());
     std::vector<int> gpus;
     for (int r : ranks) gpus.push_back(m.rank_gpu[r]);
+    // NCCL >= 2.19 kernel names say which protocol and algorithm ran: both are kept (NVLS
+    // where this topology can run it; elsewhere the tuner chooses among the rest). Older
+    // names give the kernel's entry point, not what ran.
     std::optional<collective::Protocol> proto;
-    if (inst.protocol_from_trace) proto = inst.protocol;
-    inst.plan = planner.plan(inst.kind, inst.in_bytes, gpus, proto);
+    std::optional<collective::Algorithm> algo;
+    if (inst.protocol_from_trace) {
+      proto = inst.protocol;
+      if (inst.algorithm == "RING") algo = collective::Algorithm::ring;
+      if (inst.algorithm == "TREE" && inst.kind == collective::Kind::all_reduce) algo = collective::Algorithm::tree;
+      if (inst.algorithm == "NVLS" && inst.kind == collective::Kind::all_reduce && inst.protocol == collective::Protocol::simple &&
+          planner.nvls_available(gpus))
+        algo = collective::Algorithm::nvls;
+    }
+    inst.plan = planner.plan(inst.kind, inst.in_bytes, gpus, proto, algo);
     for (const auto& f : inst.plan.flows) needed.emplace(f.src, f.dst);
   }
   std::vector<std::pair<int, int>> pairs(needed.begin(), needed.end());

@@ -464,6 +464,7 @@ struct CalRow {
   double size_B, measured_time_s;
   bool holdout;
   std::string eff_param, hop_param, base_param;
+  std::string link_param;     // NVLS rows: the NVLink efficiency their bandwidth was taken at
   double base_s, steps, x_s;  // x_s = bytes * f0 / B: the bandwidth term divided by 1/f
   double extra_s = 0;         // latency the plan adds beyond base + steps * hop (not fitted)
 };
@@ -571,8 +572,11 @@ int calibrate(const CalibrateOptions& o) {
       row.size_B = p.key;
       row.measured_time_s = p.time_us * 1e-6;
       row.holdout = held[ci][k];
-      row.eff_param = efficiency_param(c, r.at("link_class"));
-      row.hop_param = "collective.hop_latency_" + r.at("link_class") + "_" + algo + "_" + proto + "_s";
+      // NVLS: its own efficiency (not the links'), and one latency term with no per-step part.
+      const bool nvls = algo == "nvls";
+      row.eff_param = nvls ? "collective.efficiency_nvls" : efficiency_param(c, r.at("link_class"));
+      if (nvls) row.link_param = efficiency_param(c, "nvlink");
+      if (!nvls) row.hop_param = "collective.hop_latency_" + r.at("link_class") + "_" + algo + "_" + proto + "_s";
       row.base_param = "collective.base_latency_" + algo + "_" + proto + "_s";
       row.base_s = param(row.base_param);
       // The steps at the link class's hop latency; across machines only the network's (the
@@ -580,7 +584,7 @@ int calibrate(const CalibrateOptions& o) {
       row.steps = std::stod(r.at("model_hop_steps"));
       row.x_s = std::stod(r.at("model_bottleneck_bytes")) * param(row.eff_param) / (std::stod(r.at("model_bandwidth_GBps")) * 1e9);
       // E.g. the achieved LL128 latency beyond NCCL's model: kept as is, not fitted.
-      row.extra_s = std::max(0.0, std::stod(r.at("model_latency_us")) * 1e-6 - row.base_s - row.steps * param(row.hop_param));
+      row.extra_s = std::max(0.0, std::stod(r.at("model_latency_us")) * 1e-6 - row.base_s - (nvls ? 0.0 : row.steps * param(row.hop_param)));
       if (row.measured_time_s > 0) rows.push_back(row);
     }
   }
@@ -592,8 +596,8 @@ int calibrate(const CalibrateOptions& o) {
   for (const auto& r : rows)
     if (!r.holdout) {
       for (const auto& nm : {r.eff_param, r.hop_param, r.base_param})
-        if (!col.count(nm)) col[nm] = static_cast<int>(names.size()), names.push_back(nm);
-      steps_of_base[r.base_param].insert(r.steps);
+        if (!nm.empty() && !col.count(nm)) col[nm] = static_cast<int>(names.size()), names.push_back(nm);
+      if (!r.hop_param.empty()) steps_of_base[r.base_param].insert(r.steps);  // a base without a hop (NVLS) is fitted alone
     }
   const size_t n_fit_rows = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const CalRow& r) { return !r.holdout; }));
   if (n_fit_rows == 0) input_error("", "--fit", "the fitted cases give no usable measured point");
@@ -615,7 +619,7 @@ int calibrate(const CalibrateOptions& o) {
       const CalRow& r = *fit[i];
       const double w = 1.0 / r.measured_time_s;
       A(static_cast<Eigen::Index>(i), col[r.eff_param]) = r.x_s * w;
-      if (!pinned.count(col[r.hop_param])) A(static_cast<Eigen::Index>(i), col[r.hop_param]) = r.steps * w;
+      if (!r.hop_param.empty() && !pinned.count(col[r.hop_param])) A(static_cast<Eigen::Index>(i), col[r.hop_param]) = r.steps * w;
       double known = r.extra_s;
       if (kept.count(col[r.base_param])) known += r.base_s;
       else if (!pinned.count(col[r.base_param])) A(static_cast<Eigen::Index>(i), col[r.base_param]) = w;
@@ -649,6 +653,18 @@ int calibrate(const CalibrateOptions& o) {
     }
     params[names[j]] = v;
     std::printf("%-48s %12.6g %12.6g\n", names[j].c_str(), param(names[j]), v);
+  }
+  // NVLS rows were fitted at their NVLink efficiency in force; if ring rows moved that
+  // efficiency too, keep the product NVLS's times were fitted to.
+  for (const auto& r : rows) {
+    if (r.holdout || r.link_param.empty() || !col.count(r.eff_param) || !col.count(r.link_param)) continue;
+    const double v = params[r.eff_param].get<double>() * param(r.link_param) / params[r.link_param].get<double>();
+    if (v > 1.0)
+      input_error("", "calibrate", "the fit gives " + r.eff_param + " = " + std::to_string(v) + " at the fitted " + r.link_param +
+                                       " (above 1: faster than the links allow); check the measured data");
+    params[r.eff_param] = v;
+    std::printf("%-48s %12.6g %12.6g  (at the fitted %s)\n", r.eff_param.c_str(), param(r.eff_param), v, r.link_param.c_str());
+    break;  // one NVLS efficiency: the first NVLS row's link sets it
   }
 
   // 3. Re-run everything with the fitted parameters; errors before and after.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -436,4 +437,69 @@ TEST(Nvls, PublishedH100BusBandwidth) {
   auto r = composim::testing::run_cli("collective --bytes 8G --topology dgx-a100 --algo nvls");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("NVLS runs all_reduce in Simple on one machine"), std::string::npos) << r.err;
+}
+
+// A trace's NCCL 2.19+ kernel name says which algorithm ran, and replay keeps it: one
+// all-reduce of 1 GiB on 8 H100s of an HGX, named RING_SIMPLE, replays at the time of
+// `collective --algo ring --proto Simple`; named NVLS_SIMPLE, at that of `--algo nvls`.
+TEST(Nvls, ReplayKeepsTheTracesAlgorithm) {
+  composim::testing::TempDir d;
+  auto kernel_time_us = [&](const std::string& kernel) {
+    const std::string trace = d.path() + "/" + kernel + ".json";
+    std::ofstream(trace) << R"({"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3"}],)"
+                         << R"("distributedInfo":{"rank":0,"world_size":8,"pg_config":[{"pg_name":"0","backend_config":"cuda:nccl","ranks":[0,1,2,3,4,5,6,7]}]},)"
+                         << R"("traceEvents":[)"
+                         << R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":5,"args":{"correlation":1}},)"
+                         << R"({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_)" << kernel
+                         << R"x((ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":20,"ts":7,"dur":5000,"args":{"device":0,"stream":20,"correlation":1,)x"
+                         << R"("Collective name":"allreduce","In msg nelems":268435456,"dtype":"Float","Group size":8,"Process Group Name":"0","Process Group Ranks":"[0, 1, 2, 3, 4, 5, 6, 7]"}}]})";
+    auto r = composim::testing::run_cli("run --trace " + trace + " --topology 2x-hgx-h100-ib --out " + d.path() + "/" + kernel);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(d.path() + "/" + kernel + "/timeline.json");
+    const auto doc = nlohmann::json::parse(in);
+    for (const auto& e : doc["traceEvents"])
+      if (e.value("cat", "") == "collective") return e["dur"].get<double>();
+    return -1.0;
+  };
+  const double ring_us = std::stod(composim::testing::collective_row("--bytes 1G --gpus 8 --topology 2x-hgx-h100-ib --algo ring --proto Simple")[5]);
+  const double nvls_us = std::stod(composim::testing::collective_row("--bytes 1G --gpus 8 --topology 2x-hgx-h100-ib --algo nvls")[5]);
+  EXPECT_LT(nvls_us, 0.8 * ring_us);
+  EXPECT_NEAR(kernel_time_us("RING_SIMPLE"), ring_us, 0.01 * ring_us);
+  EXPECT_NEAR(kernel_time_us("NVLS_SIMPLE"), nvls_us, 0.01 * nvls_us);
+}
+
+// calibrate on NVLS: "measurements" made by composim itself with efficiency_nvls 0.7 and a
+// 30 us NVLS latency (8 H100s, 4 MiB-8 GiB, all NVLS) are fitted from the defaults (0.818,
+// 23 us): both come back, and the NVLink efficiency, unseen by NVLS-only rows, is untouched.
+TEST(Nvls, CalibrateRecoversItsEfficiencyAndLatency) {
+  composim::testing::TempDir d;
+  const auto truth = d.write("truth.json", R"({"params": {"collective.efficiency_nvls": 0.7, "collective.base_latency_nvls_Simple_s": 30e-6}})");
+  auto r = composim::testing::run_cli("collective --bytes 4M:8G --step-factor 2 --gpus 8 --topology 2x-hgx-h100-ib --params " + truth +
+                                      " --out " + d.path() + "/truth");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(d.path() + "/truth/collective.csv");
+  std::string line;
+  std::getline(in, line);
+  std::string csv = "source_id,bytes,time_us,busbw_GBps\n";
+  int rows = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    ASSERT_EQ(f[8], "NVLS") << line;
+    csv += "self," + f[2] + "," + f[5] + "," + f[7] + "\n";
+    ++rows;
+  }
+  EXPECT_EQ(rows, 12);
+  std::filesystem::create_directories(d.path() + "/data/measured");
+  std::ofstream(d.path() + "/data/measured/nccl_tests.csv") << csv;
+  const auto c = d.write("self.json", R"x({"name": "self", "category": "collective", "description": "composim's own NVLS sweep",
+    "source": {"hardware": "8 x H100 (synthetic)"}, "run": {"kind": "collective", "op": "all_reduce", "topology": "2x-hgx-h100-ib", "args": ["--gpus", "8"]},
+    "measured": {"kind": "nccl-tests-csv", "file": "measured/nccl_tests.csv", "source_id": "self"}, "tolerance": {"busbw_pct": 10, "time_pct_below_1MiB": 25}})x");
+  r = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/fit.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const auto fit = nlohmann::json::parse(std::ifstream(d.path() + "/fit.json"))["params"];
+  EXPECT_NEAR(fit["collective.efficiency_nvls"].get<double>(), 0.7, 0.002);
+  EXPECT_NEAR(fit["collective.base_latency_nvls_Simple_s"].get<double>(), 30e-6, 0.3e-6);
+  EXPECT_FALSE(fit.contains("nvlink.payload_efficiency_gen4"));
 }

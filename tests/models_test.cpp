@@ -62,6 +62,21 @@ TEST(CollectiveModel, KernelNames) {
   EXPECT_EQ(b.protocol, collective::Protocol::ll);
   EXPECT_TRUE(b.protocol_reliable);
   EXPECT_EQ(collective::parse_nccl_kernel_name("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(x)").kind, collective::Kind::send_recv);
+  // 2.19+ reducing collectives put the reduction and type before the algorithm.
+  auto c = collective::parse_nccl_kernel_name("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  EXPECT_EQ(c.kind, collective::Kind::all_reduce);
+  EXPECT_EQ(c.algorithm, "RING");
+  EXPECT_EQ(c.protocol, collective::Protocol::ll);
+  EXPECT_TRUE(c.protocol_reliable);
+  auto d = collective::parse_nccl_kernel_name("ncclDevKernel_AllReduce_Sum_f32_NVLS_TREE_SIMPLE(ncclDevKernelArgsStorage<4096ul>)");
+  EXPECT_EQ(d.algorithm, "NVLS_TREE");
+  EXPECT_EQ(d.protocol, collective::Protocol::simple);
+  EXPECT_TRUE(d.protocol_reliable);
+  EXPECT_EQ(collective::parse_nccl_kernel_name("ncclDevKernel_ReduceScatter_Sum_f32_NVLS_SIMPLE(x)").algorithm, "NVLS");
+  EXPECT_EQ(collective::parse_nccl_kernel_name("ncclDevKernel_AllReduce_Sum_f32_TREE_LL128(x)").protocol, collective::Protocol::ll128);
+  auto e = collective::parse_nccl_kernel_name("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)");
+  EXPECT_EQ(e.kind, collective::Kind::send_recv);
+  EXPECT_FALSE(e.protocol_reliable);  // no algorithm or protocol in the name
   EXPECT_FALSE(collective::parse_nccl_kernel_name("void at::native::vectorized_elementwise_kernel").is_nccl);
   EXPECT_EQ(collective::parse_kind("_allgather_base"), collective::Kind::all_gather);
   EXPECT_EQ(collective::parse_kind("reduce_scatter_tensor_coalesced"), collective::Kind::reduce_scatter);
