@@ -298,7 +298,7 @@ ModelInfo collective_model_info() {
                {"efficiency_LL128_achieved_nvlink_gen4", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink4 (H100)", "no measurement: NCCL tuning.cc's value"},
                {"efficiency_LL128_achieved_nvlink_gen5", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink5 (B200)", "no measurement: NCCL tuning.cc's value"},
                {"efficiency_nvls", "1", 0.818, "what NVLS all-reduce moves relative to the GPU's NVLink payload bandwidth (flows carry S(n+1)/n / this each way)",
-                "fitted to 8 x H100 SXM, 480 GB/s busbw (sjeaugey, NVIDIA/nccl-tests #212); 4-7 GPUs (NVIDIA/nccl #1455) within 2.3%"},
+                "fitted to 8 x H100 SXM, 480 GB/s busbw (sjeaugey, NVIDIA/nccl-tests #212); 5-7 GPUs (NVIDIA/nccl #1455) within 2.3%"},
                {"base_latency_nvls_Simple_s", "s", 23e-6, "NVLS latency (Simple, one machine; no per-step part)",
                 "NCCL tuning.cc baseLat (2.18.1-2.18.3; 2.20-2.21 put 23-25 us in hwLat instead)"}}};
   for (int a = 0; a < 2; ++a)

@@ -182,8 +182,8 @@ double indirect_nvlink_efficiency();
 // What NVLS moves relative to the GPU's NVLink payload bandwidth: the flows carry
 // S(n+1)/n / this each way. Parameter collective.efficiency_nvls, 0.818: fitted to one
 // published figure, 8 x H100 SXM at 480 GB/s busbw (275 algbw; sjeaugey, NVIDIA/nccl-tests
-// #212); with it 4-7 H100s come out within 2.3% of NVIDIA/nccl #1455's 370, 420, 440 and
-// 460 GB/s (a test asserts them).
+// #212); with it 5-7 H100s come out within 2.3% of NVIDIA/nccl #1455's 420, 440 and 460
+// GB/s (a test asserts them; on 4, NCCL's tuner and composim's keep the ring).
 double nvls_efficiency();
 
 // nvls_tuner_busbw_Bps()
