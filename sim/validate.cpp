@@ -559,6 +559,7 @@ int calibrate(const CalibrateOptions& o) {
     std::sort(c.points.begin(), c.points.end(), [](const Point& a, const Point& b) { return a.key < b.key; });
     before[ci] = run_case(c, o, o.params_file, tmp + "/before" + std::to_string(ci));
     held[ci].assign(c.points.size(), ci >= n_fit_cases);
+    const std::string nvlink_eff = efficiency_param(c, "nvlink");  // loads the case's topology: once per case
     for (size_t k = 0; k < c.points.size(); ++k) {
       const Point& p = c.points[k];
       if (o.holdout_cases.empty() && o.holdout_every > 0 && k % static_cast<size_t>(o.holdout_every) == static_cast<size_t>(o.holdout_every - 1)) held[ci][k] = true;
@@ -574,9 +575,14 @@ int calibrate(const CalibrateOptions& o) {
       row.holdout = held[ci][k];
       // NVLS: its own efficiency (not the links'), and one latency term with no per-step part.
       const bool nvls = algo == "nvls";
-      row.eff_param = nvls ? "collective.efficiency_nvls" : efficiency_param(c, r.at("link_class"));
-      if (nvls) row.link_param = efficiency_param(c, "nvlink");
-      if (!nvls) row.hop_param = "collective.hop_latency_" + r.at("link_class") + "_" + algo + "_" + proto + "_s";
+      const std::string& link_class = r.at("link_class");
+      if (nvls) {
+        row.eff_param = "collective.efficiency_nvls";
+        row.link_param = nvlink_eff;
+      } else {
+        row.eff_param = link_class == "nvlink" ? nvlink_eff : efficiency_param(c, link_class);
+        row.hop_param = "collective.hop_latency_" + link_class + "_" + algo + "_" + proto + "_s";
+      }
       row.base_param = "collective.base_latency_" + algo + "_" + proto + "_s";
       row.base_s = param(row.base_param);
       // The steps at the link class's hop latency; across machines only the network's (the
