@@ -92,19 +92,30 @@ double protocol_efficiency(Protocol p, Kind kind, bool multi_node);
 
 // achieved_efficiency()
 //
-// The fraction a protocol achieves when it runs, which is what the flows carry; NCCL's
-// tuner chooses with protocol_efficiency(), its own estimate, and the two differ where
+// The fraction of the links a protocol achieves when it runs, which is what the flows carry;
+// NCCL's tuner chooses with protocol_efficiency(), its own estimate, and the two differ where
 // measurements say so. LL128 on NVLink generation g (2-5) is the parameter
-// collective.efficiency_LL128_achieved_nvlink_gen<g>: V100 (gen2) reaches about 0.62 of the link where
-// NCCL's tuner assumes 0.92, which is why NCCL picks LL128 up to 8 MiB on a DGX-1 and runs
-// slower there than Simple would (vTrain all-reduce sweeps); other generations have no
-// measurement and keep the tuner's value. Elsewhere equal to protocol_efficiency().
+// collective.efficiency_LL128_achieved_nvlink_gen<g>: on V100 (gen2) LL128's wire efficiency,
+// 120/128, with achieved_processing_s() in series; other generations have no measurement and
+// keep the tuner's 0.92. Elsewhere equal to protocol_efficiency().
 // nvlink_generation: 0 when the structure is not NVLink.
 double achieved_efficiency(Protocol p, Kind kind, bool multi_node, int nvlink_generation);
 
+// achieved_processing_s()
+//
+// Time, in seconds, each GPU spends on a ring's bus bytes (bytes per rank of the ring
+// schedule) beyond the links' time, for LL128 on NVLink generation g: bus_bytes /
+// collective.ll128_gpu_rate_nvlink_gen<g>_Bps (0 for other protocols, or a rate of 0).
+// V100: 294 GB/s, so LL128 runs well below Simple on a DGX-1 up to 8 MiB where NCCL's tuner,
+// which assumes 0.92 of the links, picks it. Why a term in series: one fraction of the links
+// cannot fit the vTrain sweeps (2-ring structures reach 0.85 of their links, 4 rings 0.63-0.67,
+// 6 rings 0.61); a fixed per-GPU rate added to the links' time fits 4, 7 and 8 GPUs within
+// 5.4% and predicts the held-out 3 and 6 GPUs within 5.1%. Its mechanism is not established.
+double achieved_processing_s(Protocol p, int nvlink_generation, double bus_bytes);
+
 // Latency a protocol adds, when it runs, beyond NCCL's latency model (latency_s()), in
 // seconds: collective.extra_latency_LL128_achieved_nvlink_gen<g>_s for LL128 on NVLink
-// generation g (V100: 23.9 us, fitted with the efficiency above) and
+// generation g (V100: 23.3 us, fitted with the rate above) and
 // collective.extra_latency_Simple_achieved_nvlink_gen2_s for Simple on V100 (5.0 us), else 0.
 double achieved_extra_latency_s(Protocol p, int nvlink_generation);
 double wire_efficiency(Protocol p);

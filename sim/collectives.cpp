@@ -761,6 +761,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.bandwidth_Bps = s.ring_bw;
     p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::ring, false, &p.hop_steps) +
                   collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + sched.steps * s.ring_shm_step_s;
+    p.processing_s = collective::achieved_processing_s(p.protocol, s.nvlink_generation, sched.bytes_per_rank);
     p.bottleneck_bytes = sched.bytes_per_rank / eff / slowest;
     p.steps = sched.steps;
   } else {
@@ -777,6 +778,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
                   collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + 2 * s.tree_depth * s.tree_shm_step_s;
     // A tree edge through an intermediate GPU rides NVLinks wider than the tree's bottleneck
     // (on a DGX-1 it does), so it does not set the pace here, unlike a ring's hop.
+    p.processing_s = collective::achieved_processing_s(p.protocol, s.nvlink_generation, 2 * in_bytes);  // up and down the tree
     p.bottleneck_bytes = in_bytes / eff;
     p.steps = 2 * s.tree_depth;
   }

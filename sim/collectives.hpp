@@ -64,12 +64,17 @@ struct CollectivePlan {
   collective::LinkClass link_class = collective::LinkClass::pcie;
   int channels = 0;          // rings or trees used
   double latency_s = 0;      // added after the last flow
+  double processing_s = 0;   // the GPUs' own time on the bytes, also added after the last flow
+                             // (collective::achieved_processing_s(): V100 LL128)
   double bandwidth_Bps = 0;  // algorithm bandwidth of the structure (sum over channels)
   double estimated_s = 0;    // the tuner's prediction, before contention
   double bottleneck_bytes = 0;  // bytes the busiest link carries per unit of bandwidth (for calibration)
   int steps = 0;             // steps of the latency term
   int hop_steps = 0;         // of which at link_class's hop latency (across machines: the network steps)
   std::vector<Flow> flows;
+
+  // What is added when the last flow ends: latency and processing.
+  double after_flows_s() const { return latency_s + processing_s; }
 };
 
 // The algorithms and protocols the tuner may choose from, as NCCL_ALGO and NCCL_PROTO set

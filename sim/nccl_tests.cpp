@@ -77,7 +77,7 @@ struct Runner {
     started = sg4::Engine::get_clock();
     const auto& p = plans[i];
     if (p.flows.empty()) {
-      simgrid::kernel::timer::Timer::set(started + p.latency_s, [this] { done(); });
+      simgrid::kernel::timer::Timer::set(started + p.after_flows_s(), [this] { done(); });
       return;
     }
     flows_left = p.flows.size();
@@ -92,7 +92,7 @@ struct Runner {
     if (--flows_left == 0) {
       for (auto& c : inflight) graveyard.push_back(std::move(c));
       inflight.clear();
-      simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + plans[current].latency_s, [this] { done(); });
+      simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + plans[current].after_flows_s(), [this] { done(); });
     }
   }
   void done() {
@@ -124,6 +124,7 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     row.bandwidth_Bps = p.bandwidth_Bps;
     row.bottleneck_bytes = p.bottleneck_bytes;
     row.latency_s = p.latency_s;
+    row.processing_s = p.processing_s;
     run.rows.push_back(row);
     run.plans.push_back(std::move(p));
   }
@@ -185,7 +186,7 @@ std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& row
 
 std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows) {
   std::string out = "op,gpus,size_B,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,flows,link_class,steps,"
-                    "model_bandwidth_GBps,model_bottleneck_bytes,model_latency_us,model_hop_steps\n";
+                    "model_bandwidth_GBps,model_bottleneck_bytes,model_latency_us,model_hop_steps,model_processing_us\n";
   char line[512];
   for (const auto& r : rows) {
     std::snprintf(line, sizeof line, "%s,%zu,%.0f,%.0f,float,%.6g,%.6g,%.6g,%s,%s,%d,%zu\n", std::string(collective::to_string(o.kind)).c_str(),
@@ -194,8 +195,8 @@ std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows)
                   r.flows);
     out.append(line, strlen(line) - 1);
     static const char* kClass[3] = {"nvlink", "pcie", "network"};
-    std::snprintf(line, sizeof line, ",%s,%d,%.9g,%.9g,%.9g,%d\n", kClass[static_cast<int>(r.link_class)], r.steps, r.bandwidth_Bps / 1e9,
-                  r.bottleneck_bytes, r.latency_s * 1e6, r.hop_steps);
+    std::snprintf(line, sizeof line, ",%s,%d,%.9g,%.9g,%.9g,%d,%.9g\n", kClass[static_cast<int>(r.link_class)], r.steps, r.bandwidth_Bps / 1e9,
+                  r.bottleneck_bytes, r.latency_s * 1e6, r.hop_steps, r.processing_s * 1e6);
     out += line;
   }
   return out;

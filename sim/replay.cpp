@@ -530,11 +530,11 @@ void Replay::Impl::start_collective(std::int32_t id) {
     ++flows;
   }
   if (inst.flows_left == 0) {
-    simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + inst.plan.latency_s, [this, id] { finish_collective(id); });
+    simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + inst.plan.after_flows_s(), [this, id] { finish_collective(id); });
     return;
   }
-  // The latency term is added when the last flow ends (on_comm_done).
-  inst.latency_s = inst.plan.latency_s;
+  // The latency and processing terms are added when the last flow ends (on_comm_done).
+  inst.latency_s = inst.plan.after_flows_s();
 }
 
 void Replay::Impl::finish_collective(std::int32_t id) {

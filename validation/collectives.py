@@ -42,7 +42,7 @@ SOURCES = [
     ("gcp_a3mega_2x8_h100", "2 x 8 H100 (A3 Mega, TCPX)", os.path.join(HERE, "topologies", "gcp-a3mega-2x8-h100.json"),
      ["--proto", "Simple"], "small"),
 ] + [(f"vtrain_v100_{n}gpu", f"V100 DGX-1, {n} GPUs (vTrain)", "dgx1-v100", ["--gpus", str(n)],
-      "target" if n in (2, 4, 5, 7, 8) else "large") for n in range(2, 9)]
+      "target") for n in range(2, 9)]
 
 MIB = 1 << 20
 

@@ -47,8 +47,8 @@ replay("replay-hta-sampled-2-ranks", "hta/trace_filter/sampled_rank-0.json.gz", 
 NT = "measured/nccl_tests.csv"
 
 
-def nccl(name, sid, url, hardware, topology, args, gap=None, target=10, note=""):
-    case(name, "collective", f"nccl-tests all_reduce_perf on {hardware}, emulated by `composim collective`." + (" " + note if note else ""),
+def nccl(name, sid, url, hardware, topology, args, gap=None, target=10, note="", desc=""):
+    case(name, "collective", desc or f"nccl-tests all_reduce_perf on {hardware}, emulated by `composim collective`." + (" " + note if note else ""),
          {"url": url, "table": "nccl-tests output, out-of-place columns (transcribed in measured/nccl_tests.csv)", "hardware": hardware},
          {"kind": "collective", "op": "all_reduce", "topology": topology, "args": args},
          {"kind": "nccl-tests-csv", "file": NT, "source_id": sid}, {"busbw_pct": target, "time_pct_below_1MiB": 25}, gap)
@@ -63,11 +63,10 @@ nccl("nccl-dgxa100-4gpu-p2p-disabled", "llm_insights_dgxa100_4gpu_p2pdisabled", 
 nccl("nccl-gcp-a3mega-2x8-h100", "gcp_a3mega_2x8_h100",
      "https://github.com/lessizzmore/create-a3mega-ztan-fork/blob/02dd8f455c43ced1cf442ef29334bda97149264b/ztan-NCCL-test-result",
      "2 nodes x 8 H100 80GB (GCP A3 Mega assumed: 8 x 200 Gb/s GPUDirect-TCPXO; the file does not state it)",
-     "../topologies/gcp-a3mega-2x8-h100.json", [],
-     "over GPUDirect-TCPXO (assumed; not in the file): the curve shows LL up to 16 MiB at NCCL's 39 GB/s LL cap, then Simple with a ~900 us "
-     "fixed cost, which is not what NCCL's own tuner picks (GCP runs a tuner plugin) and not NCCL's latency model (TCPXO's software path "
-     "is not modelled): 8 B-512 KiB take 4.1-5.2x the modelled 28-43 us, 1-512 MiB up to 7x; >= 1 GiB within 4.7%",
-     target=20)
+     "../topologies/gcp-a3mega-2x8-h100.json", ["--proto", "Simple"],
+     "over GPUDirect-TCPXO (assumed; not in the file), with NCCL_PROTO=Simple as GCP enforced it: 8 B-512 KiB within 19% (NCCL's ring Simple latency, 136 us, against a measured 123-174 us), >= 512 MiB within 10.4%, but 1-256 MiB up to 3.3x faster than measured: the measured rate between 1 and 16 MiB is 20 GB/s of algorithm bandwidth, then the time barely grows from 16 to 32 MiB. GCP's tuner plugin (closed source; its Simple-profile rules, as copied in apple/axlearn axlearn/cloud/gcp/nccl/a3_mega/tuner_config.txtpb, force Tree/Simple for all-reduce on 2 nodes x 8 GPUs with NCCL's channel count) and TCPXO's software path are not modelled; composim's tuner picks the ring below 128 MiB.",
+     target=20,
+     desc="nccl-tests all_reduce_perf on 2 nodes x 8 H100 80GB (GCP A3 Mega assumed: 8 x 200 Gb/s GPUDirect-TCPXO; the file does not state it), emulated by `composim collective --proto Simple`: GCP's TCPXO set-up enforced NCCL_PROTO=Simple until LL128 became its default in May 2025 (GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpxo/README.md; the guest-config checker marks it POLICY_ENFORCED); the file prints no NCCL version or date.")
 nccl("nccl-h100-pcie-nvlink-pair", "issue_nccl-tests_194_h100pcie_nvlink_pair", "https://github.com/NVIDIA/nccl-tests/issues/194",
      "2x H100 PCIe joined by an NVLink bridge", "../topologies/h100-pcie-nvlink-pair.json", [],
      "measured 115-116 GB/s busbw is ~0.39 of the bridge's 300 GB/s per direction; composim predicts the NVLink payload rate")
@@ -86,14 +85,14 @@ nccl("rccl-2gpu-one-pcie-switch", "issue_rccl_362_2gpu_one_pcie_switch", "https:
      "RCCL on AMD GPUs: NCCL's latency tables (what composim uses) do not describe it")
 
 for n in range(2, 9):
-    gaps = {3: "1 MiB: LL128 predicted 13% slow (LL128's achieved rate and latency are fitted on 4, 7 and 8 GPUs; this source is held out); >= 2 MiB within 4%",
-            6: "1-2 MiB: LL128 predicted up to 13% slow (LL128's achieved rate and latency are fitted on 4, 7 and 8 GPUs; this source is held out); >= 4 MiB within 7%"}
     fitted = (" Fitted to these sweeps (every 1 MiB step, all GPU counts but 5): the tuner's LL128/Simple switch"
               " (collective.base_latency_ring_LL128_s, collective.tuner_bandwidth_fraction_nvlink) and Simple's extra latency"
               " (collective.extra_latency_Simple_achieved_nvlink_gen2_s)")
-    ll128 = "; LL128's achieved rate and latency (collective.*_LL128_achieved_nvlink_gen2*) on 4, 7 and 8 GPUs."
+    ll128 = ("; LL128's per-GPU rate and latency (collective.ll128_gpu_rate_nvlink_gen2_Bps,"
+             " collective.extra_latency_LL128_achieved_nvlink_gen2_s) on 4, 7 and 8 GPUs.")
+    held = " LL128's per-GPU rate and latency are fitted on 4, 7 and 8 GPUs: this source's LL128 points (1-2 MiB) are held out."
     notes = {2: " Calibration point at 1 GiB: nvlink.payload_efficiency_gen2 is fitted to it." + fitted + ".",
-             4: fitted + ll128, 7: fitted + ll128, 8: fitted + ll128,
+             4: fitted + ll128, 7: fitted + ll128, 8: fitted + ll128, 3: fitted + "." + held, 6: fitted + "." + held,
              5: " GPUs 0-4 assumed (vTrain does not say which): GPU4's only NVLink peer is GPU0, so two hops of each ring go through GPU0"
                 " (NCCL's P2P/indirect). Calibration point at 64 MiB-1 GiB: collective.efficiency_indirect_nvlink is fitted to it;"
                 " the smaller sizes are predicted with it."}
@@ -102,8 +101,7 @@ for n in range(2, 9):
          {"repository": "VIA-Research/vTrain", "path": f"trace/v100/AR_GPU{n}_1M_1024M_LUT", "commit": "f8dda8473a48b373b1d25f51f52d685bff5150c5",
           "hardware": f"{n} V100 GPUs in one DGX-1-class server"},
          {"kind": "collective", "op": "all_reduce", "topology": "dgx1-v100", "args": ["--gpus", str(n)]},
-         {"kind": "vtrain-lut", "file": f"measured/vtrain_v100_allreduce/AR_GPU{n}_1M_1024M_LUT"}, {"busbw_pct": 10, "time_pct_below_1MiB": 25},
-         gaps.get(n))
+         {"kind": "vtrain-lut", "file": f"measured/vtrain_v100_allreduce/AR_GPU{n}_1M_1024M_LUT"}, {"busbw_pct": 10, "time_pct_below_1MiB": 25})
 
 P2P = "measured/p2p_bandwidth.csv"
 for sid, url, hw, topo, args, test, gap in [
