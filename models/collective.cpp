@@ -31,7 +31,8 @@ constexpr double kHwLat_us[3][2][3] = {
 // V100 LL128: least-squares fit (relative) of t = latency_s() + extra + bus bytes x
 // (1 / (ring bandwidth x 120/128) + 1 / gpu rate) to the vTrain V100 all-reduce times at every
 // 1 MiB where NCCL ran LL128 on 4 GPUs (1-4 MiB), 7 GPUs (1-8 MiB) and 8 GPUs (1-13 MiB):
-// rms 3.0%, max 5.4%; 3 and 6 GPUs held out (within 5.1% and 1.5%). The link fraction is
+// rms 3.0%, max 5.4%; 3 and 6 GPUs held out (LL128 at 1 MiB and 1-3 MiB: within 5.1% and 7.3%
+// in time, 4.8% and 6.8% in busbw). The link fraction is
 // LL128's wire efficiency, not fitted. One rate for all ring counts fits where one link
 // fraction could not: 2-ring structures (3, 6 GPUs) reach 0.85 of their links, 4 rings 0.63-0.67,
 // 6 rings 0.61 (a constant fraction, 0.688, missed the held-out 3 and 6 GPUs by 14%).
@@ -276,7 +277,7 @@ double busbw_factor(Kind kind, int n) {
 ModelInfo collective_model_info() {
   ModelInfo m{"collective",
               "NCCL collectives as rings, trees or NVLS of flows on the topology, plus NCCL's latency model",
-              "flow bytes = schedule bytes / protocol efficiency; t = last flow's end + base + steps * hop",
+              "flow bytes = schedule bytes / protocol efficiency; t = last flow's end + base + steps * hop + extra latency + bus bytes / per-GPU rate (V100 LL128)",
               {{"efficiency_LL_allreduce", "1", 0.25, "LL bandwidth fraction (all-reduce, reduce, multi-node; 1/3 otherwise)",
                 "NCCL tuning.cc (LL busBw scaling)"},
                {"efficiency_LL128", "1", 0.92, "LL128 bandwidth fraction", "NCCL tuning.cc (LL128 busBw scaling)"},

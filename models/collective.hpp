@@ -106,11 +106,15 @@ double achieved_efficiency(Protocol p, Kind kind, bool multi_node, int nvlink_ge
 // Time, in seconds, each GPU spends on a ring's bus bytes (bytes per rank of the ring
 // schedule) beyond the links' time, for LL128 on NVLink generation g: bus_bytes /
 // collective.ll128_gpu_rate_nvlink_gen<g>_Bps (0 for other protocols, or a rate of 0).
-// V100: 294 GB/s, so LL128 runs well below Simple on a DGX-1 up to 8 MiB where NCCL's tuner,
-// which assumes 0.92 of the links, picks it. Why a term in series: one fraction of the links
-// cannot fit the vTrain sweeps (2-ring structures reach 0.85 of their links, 4 rings 0.63-0.67,
-// 6 rings 0.61); a fixed per-GPU rate added to the links' time fits 4, 7 and 8 GPUs within
-// 5.4% and predicts the held-out 3 and 6 GPUs within 5.1%. Its mechanism is not established.
+// V100: 294 GB/s, so LL128 runs below Simple on a DGX-1 where NCCL's tuner, which assumes
+// 0.92 of the links, still picks it (up to 4 MiB on 4 GPUs, 13 MiB on 8). Why a term in
+// series: one fraction of the links cannot fit the vTrain sweeps (2-ring structures reach
+// 0.85 of their links, 4 rings 0.63-0.67, 6 rings 0.61); a fixed per-GPU rate added to the
+// links' time fits 4, 7 and 8 GPUs within 5.4% (time) and predicts the held-out 3 and 6 GPUs'
+// LL128 points within 5.1% and 7.3%. Its mechanism is not established. Measured only for
+// ring all-reduce inside a DGX-1: other ring collectives get the same term on their bus
+// bytes, trees get it on 2 x their input, and it is a delay per collective, not a resource
+// that concurrent collectives on one GPU share.
 double achieved_processing_s(Protocol p, int nvlink_generation, double bus_bytes);
 
 // Latency a protocol adds, when it runs, beyond NCCL's latency model (latency_s()), in

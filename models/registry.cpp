@@ -83,7 +83,10 @@ void load_params_file(const std::string& path) {
     // Below 1% no link or protocol runs: such a value is a typo, and would give absurd times.
     if (efficiency && !(v >= 0.01 && v <= 1)) input_error(path, "params." + name, "an efficiency or fraction must be in [0.01, 1]");
     if (latency && !(v >= 0 && v <= 1)) input_error(path, "params." + name, "a latency must be in [0, 1] s");
-    if (rate && !(v > 0)) input_error(path, "params." + name, "a rate must be positive (bytes/s)");
+    // A per-GPU LL128 rate of 0 means no such term (collective::achieved_processing_s()).
+    const bool zero_is_off = name.rfind("collective.ll128_gpu_rate_", 0) == 0;
+    if (rate && zero_is_off && !(v >= 0)) input_error(path, "params." + name, "a rate must be >= 0 (bytes/s; 0: no such term)");
+    if (rate && !zero_is_off && !(v > 0)) input_error(path, "params." + name, "a rate must be positive (bytes/s)");
     s.values[name] = v;
     s.overridden[name] = v;
   }

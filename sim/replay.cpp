@@ -224,7 +224,7 @@ struct Replay::Impl {
     std::string algorithm;  // from the kernel name ("RING"); meaningful with protocol_from_trace
     double measured_dur_s = INFINITY;
     int captured_ranks = 0;  // ranks of the communicator when the trace was captured (0: unknown)
-    double latency_s = 0;  // NCCL latency term, added after the last flow
+    double latency_s = 0;  // the plan's latency and processing terms, added after the last flow
     int flows_left = 0;
     CollectivePlan plan;
   };

@@ -193,3 +193,33 @@ TEST(Replay, CrossThreadTriggerMovesTheWaitingThread) {
   EXPECT_NEAR(r.cpu_end[0][1], 1060 * us, 1e-12);       // the synchronize returns 50 us late
   EXPECT_NEAR(r.cpu_start[1][1], 1060 * us + 30 * us, 1e-12);  // and the other thread follows it
 }
+
+// An LL128 all-reduce on two V100s of a DGX-1 (the trace names the protocol; NCCL's tuner
+// would pick Simple at this size): replay adds
+// what the nccl-tests emulation adds after the flows, NCCL's latency and each GPU's LL128
+// processing time (bus bytes / 294 GB/s, 14.3 us here), so the two give the same time.
+TEST(Replay, V100Ll128AllReduceTakesTheEmulationsTime) {
+  NEED_ENGINE();
+  const std::string dist = R"("distributedInfo":{"rank":%d,"world_size":2,"pg_config":[{"pg_name":"0","backend_config":"cuda:nccl","ranks":[0,1]}]},)";
+  const std::string args = R"(,"Collective name":"allreduce","In msg nelems":1048576,"dtype":"Float","Group size":2,"Process Group Name":"0","Process Group Ranks":"[0, 1]")";
+  // NCCL >= 2.19's name: the protocol that ran (older names give the kernel's entry point).
+  const char* name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL128(ncclDevKernelArgsStorage<4096ul>)";
+  std::vector<std::string> docs;
+  for (int rank = 0; rank < 2; ++rank) {
+    char d[256];
+    std::snprintf(d, sizeof d, dist.c_str(), rank);
+    docs.push_back(trace_doc({call("cudaLaunchKernel", 1, 0, 5, 1), kernel(name, 20, 7, 100, 1, args)}, d));
+  }
+  static TempDir dir;
+  std::vector<trace::Workload> w;
+  for (size_t i = 0; i < docs.size(); ++i) w.push_back(trace::import_kineto(dir.write("v" + std::to_string(i) + ".json", docs[i])));
+  const auto topology = topo::Topology::load("dgx1-v100");
+  const auto res = sim::Replay(topology, std::move(w), {}).run();
+  const auto f = composim::testing::collective_row("--bytes 4M --gpus 2 --topology dgx1-v100 --proto LL128");
+  ASSERT_EQ(f[9], "LL128");
+  EXPECT_NEAR(std::stod(f[18]), 4194304.0 / 294e9 * 1e6, 0.001);  // 2(n-1)/n = 1: the bus bytes are the buffer
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_NEAR(res.ranks[rank].gpu_start[0], 7 * us, 1e-12);
+    EXPECT_NEAR((res.ranks[rank].gpu_end[0] - res.ranks[rank].gpu_start[0]) / us, std::stod(f[5]), 0.01) << "rank " << rank;
+  }
+}

@@ -90,9 +90,9 @@ for n in range(2, 9):
               " (collective.extra_latency_Simple_achieved_nvlink_gen2_s)")
     ll128 = ("; LL128's per-GPU rate and latency (collective.ll128_gpu_rate_nvlink_gen2_Bps,"
              " collective.extra_latency_LL128_achieved_nvlink_gen2_s) on 4, 7 and 8 GPUs.")
-    held = " LL128's per-GPU rate and latency are fitted on 4, 7 and 8 GPUs: this source's LL128 points (1-2 MiB) are held out."
+    held = " LL128's per-GPU rate and latency are fitted on 4, 7 and 8 GPUs: this source's LL128 points ({}) are held out."
     notes = {2: " Calibration point at 1 GiB: nvlink.payload_efficiency_gen2 is fitted to it." + fitted + ".",
-             4: fitted + ll128, 7: fitted + ll128, 8: fitted + ll128, 3: fitted + "." + held, 6: fitted + "." + held,
+             4: fitted + ll128, 7: fitted + ll128, 8: fitted + ll128, 3: fitted + "." + held.format("1 MiB"), 6: fitted + "." + held.format("1-3 MiB, in 1 MiB steps"),
              5: " GPUs 0-4 assumed (vTrain does not say which): GPU4's only NVLink peer is GPU0, so two hops of each ring go through GPU0"
                 " (NCCL's P2P/indirect). Calibration point at 64 MiB-1 GiB: collective.efficiency_indirect_nvlink is fitted to it;"
                 " the smaller sizes are predicted with it."}
