@@ -136,7 +136,12 @@ double CollectivePlanner::capacity(std::pair<int, int> key) const {
   return topo_.links()[key.first].bandwidth_Bps;
 }
 
-double CollectivePlanner::indirect_factor(int a, int b) { return route(a, b).nvb ? collective::indirect_nvlink_efficiency() : 1.0; }
+double CollectivePlanner::hop_factor(int a, int b) {
+  const auto& r = route(a, b);
+  if (r.nvb) return collective::indirect_nvlink_efficiency();
+  if (!r.nvlink && !r.staged && !r.network) return collective::pcie_p2p_efficiency();
+  return 1.0;
+}
 
 // SHM hops: the receiver polls its flag in host memory across PCIe, so each step of the
 // algorithm also waits a read round trip over the staged route (twice its one-way latency),
@@ -145,6 +150,15 @@ double CollectivePlanner::indirect_factor(int a, int b) { return route(a, b).nvb
 double CollectivePlanner::shm_step_s(int a, int b) {
   const auto& r = route(a, b);
   return r.shm() ? 2 * r.latency_s : 0.0;
+}
+
+double CollectivePlanner::flows_bound_s(const std::vector<Flow>& flows) {
+  std::map<std::pair<int, int>, double> load;
+  for (const auto& f : flows)
+    for (const auto& key : resources(f.src, f.dst)) load[key] += f.bytes;
+  double t = 0;
+  for (const auto& [key, bytes] : load) t = std::max(t, bytes / capacity(key));
+  return t;
 }
 
 double CollectivePlanner::bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual) {
@@ -595,7 +609,7 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
   bool nv = true;
   double shm_step = 0;
   for (const auto& [pair, bytes] : merged) {
-    p.flows.push_back({pair.first, pair.second, bytes / indirect_factor(pair.first, pair.second)});
+    p.flows.push_back({pair.first, pair.second, bytes / hop_factor(pair.first, pair.second)});
     nv = nv && route(pair.first, pair.second).nvlink;
     shm_step = std::max(shm_step, shm_step_s(pair.first, pair.second));
   }
@@ -618,7 +632,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     const double eff = collective::protocol_efficiency(p.protocol, kind, false);
     bool network = false, nv = true;
     double bw = INFINITY;
-    double shm_step = 0, slowest = 1.0;
+    double shm_step = 0;
     for (int i = 0; i < n; ++i) {
       const int a = gpus[i], b = gpus[(i + 1) % n];
       const auto& r = route(a, b);
@@ -627,14 +641,12 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       bw = std::min(bw, r.bottleneck_Bps);
       if (r.shm()) bw = std::min(bw, collective::shm_transport_Bps());
       shm_step = std::max(shm_step, shm_step_s(a, b));
-      const double f = indirect_factor(a, b);
-      slowest = std::min(slowest, f);
-      p.flows.push_back({a, b, in_bytes / eff / f});
+      p.flows.push_back({a, b, in_bytes / eff / hop_factor(a, b)});
     }
     p.link_class = network ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
     p.channels = 1;
     p.bandwidth_Bps = bw;
-    p.bottleneck_bytes = in_bytes / eff / slowest;
+    p.bottleneck_bytes = flows_bound_s(p.flows) * bw;
     p.steps = 1;
     p.hop_steps = 1;
     p.latency_s = collective::latency_s(p.protocol, p.link_class, 1) + shm_step;
@@ -743,7 +755,6 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     // planned, where one merged flow carrying two channels' bytes would get one share.
     const bool open = kind == Kind::broadcast || kind == Kind::reduce || kind == Kind::send_recv;
     int channels = 0;
-    double slowest = 1.0;  // the smallest indirect_factor() of a hop: it sets the ring's pace
     for (const auto& r : s.rings) {
       const double share = s.ring_bw > 0 ? r.bandwidth_Bps / s.ring_bw : 1.0 / s.rings.size();
       const int k = std::max(1, r.channels);
@@ -752,8 +763,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       for (int c = 0; c < k; ++c)
         for (size_t i = 0; i < hops; ++i) {
           const int a = r.order[i], b = r.order[(i + 1) % r.order.size()];
-          const double f = indirect_factor(a, b);
-          slowest = std::min(slowest, f);
+          const double f = hop_factor(a, b);
           p.flows.push_back({a, b, share / k * sched.bytes_per_rank / eff / f});
         }
     }
@@ -762,27 +772,25 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::ring, false, &p.hop_steps) +
                   collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + sched.steps * s.ring_shm_step_s;
     p.processing_s = collective::achieved_processing_s(p.protocol, s.nvlink_generation, sched.bytes_per_rank);
-    p.bottleneck_bytes = sched.bytes_per_rank / eff / slowest;
+    p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;
     p.steps = sched.steps;
   } else {
     for (const auto& t : s.trees) {
       const double share = t.bandwidth_Bps / s.tree_bw;
       for (auto [child, parent] : t.edges) {
-        merged[{child, parent}] += share * in_bytes / eff / indirect_factor(child, parent);
-        merged[{parent, child}] += share * in_bytes / eff / indirect_factor(parent, child);
+        merged[{child, parent}] += share * in_bytes / eff / hop_factor(child, parent);
+        merged[{parent, child}] += share * in_bytes / eff / hop_factor(parent, child);
       }
     }
     p.channels = static_cast<int>(s.trees.size());
     p.bandwidth_Bps = s.tree_bw;
     p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::tree, false, &p.hop_steps) +
                   collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + 2 * s.tree_depth * s.tree_shm_step_s;
-    // A tree edge through an intermediate GPU rides NVLinks wider than the tree's bottleneck
-    // (on a DGX-1 it does), so it does not set the pace here, unlike a ring's hop.
     p.processing_s = collective::achieved_processing_s(p.protocol, s.nvlink_generation, 2 * in_bytes);  // up and down the tree
-    p.bottleneck_bytes = in_bytes / eff;
     p.steps = 2 * s.tree_depth;
   }
   for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});
+  if (p.algorithm == Algorithm::tree) p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;
   return p;
 }
 

@@ -854,6 +854,6 @@ TEST(Cli, SimgridCfgFlagsPassThrough) {
       }
     return 0.0;
   };
-  EXPECT_NEAR(busbw(cm02.out), 14.40, 0.01);
+  EXPECT_NEAR(busbw(cm02.out), 14.40 * 0.914, 0.01);  // Gen3 x16 at NCCL's P2P efficiency
   EXPECT_LT(busbw(lv08.out), busbw(cm02.out) * 0.99);
 }

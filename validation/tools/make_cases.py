@@ -72,7 +72,8 @@ nccl("nccl-h100-pcie-nvlink-pair", "issue_nccl-tests_194_h100pcie_nvlink_pair", 
      "measured 115-116 GB/s busbw is ~0.39 of the bridge's 300 GB/s per direction; composim predicts the NVLink payload rate")
 nccl("nccl-4x4090-pcie-tinygrad-p2p", "issue_tinygrad_okm_36_4x4090_pcie", "https://github.com/tinygrad/open-gpu-kernel-modules/issues/36",
      "4x RTX 4090 on PCIe with tinygrad's P2P-enabling driver", "../topologies/amd-6x4090.json", ["--gpus", "4"],
-     "system layout not stated beyond PCIe bus ids; modelled as root ports of one AMD CPU")
+     note="The source states the layout only as PCIe bus ids: modelled as root ports of one AMD CPU. Held out: "
+          "collective.efficiency_p2p_pcie (0.914) comes from NVIDIA/nvbandwidth #50 (6 x A6000 copies), not from this run.")
 nccl("nccl-8x4090-pcie-small-tree", "issue_nccl_1530_8x4090_pcie_tree", "https://github.com/NVIDIA/nccl/issues/1530",
      "8x RTX 4090, PCIe only, NCCL_ALGO=TREE (8-byte all-reduce)", "../topologies/amd-6x4090.json", ["--gpus", "6", "--algo", "tree", "--p2p", "off"],
      note="GeForce drivers disable PCIe P2P, so NCCL uses its SHM transport (--p2p off); the 8 GPUs are stood in for by the 6-GPU "
