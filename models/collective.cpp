@@ -198,6 +198,10 @@ double indirect_nvlink_efficiency() { return param("collective.efficiency_indire
 
 double pcie_p2p_efficiency() { return param("collective.efficiency_p2p_pcie"); }
 
+double tree_simple_chunk_B() { return param("collective.nccl_buffsize_B") / 8.0; }  // NCCL_STEPS
+
+double tree_simple_chunk_latency_s() { return 262144.0 / 12e9; }
+
 double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu) {
   if (machines <= 1) {
     if (compute_capability >= 90) return param("collective.ll_max_busbw_1node_hopper_Bps");
@@ -308,6 +312,8 @@ ModelInfo collective_model_info() {
                {"efficiency_p2p_pcie", "1", 0.914,
                 "what NCCL's P2P transport moves over a direct GPU-to-GPU PCIe route relative to the links' TLP payload rate (DLLP and flow-control traffic, not in the link model)",
                 "NVIDIA/nvbandwidth #50: 6 x A6000 Gen4 x16, device_to_device_memcpy_read_ce, 26.34 GB/s between GPUs of one group against the link model's 28.81 GB/s; not fitted to any NCCL run"},
+               {"nccl_buffsize_B", "B", 4194304.0, "NCCL_BUFFSIZE: Simple's buffer per channel and peer; a tree moves Simple in chunks of 1/8 of it",
+                "NCCL DEFAULT_BUFFSIZE (4 MiB) and enqueue.cc (stepSize = buffSize / NCCL_STEPS; a tree's Simple chunk is one step)"},
                {"shm_transport_Bps", "B/s", 5.2e9, "what one GPU sends to its peers through host memory, in all (SHM transport)",
                 "fitted to DGX A100 4 GPUs with NCCL_P2P_DISABLE=1 (LLM-Insights, NCCL 2.16): 5.2 GB/s busbw; NVIDIA/nccl #1817 (8 x L20, 6.1 GB/s avg) and #384 (Gen3, 3.9 GB/s, 1 channel) agree in order"},
                {"extra_latency_LL128_achieved_nvlink_gen2_s", "s", kExtraLatencyLL128Gen2_s, "LL128 latency on NVLink2 (V100) beyond NCCL's latency model",

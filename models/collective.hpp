@@ -147,6 +147,26 @@ double latency_s(Protocol p, Algorithm a, LinkClass intra, int intra_steps, int 
 // compute_capability: the lowest of the members' (70, 80, 90, ...); machines: 1, 2, more.
 double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu = false);
 
+// tree_simple_chunk_B()
+//
+// Bytes of one Simple chunk of a tree, per channel: NCCL_BUFFSIZE / NCCL_STEPS (8), the
+// parameter collective.nccl_buffsize_B (NCCL's default 4 MiB: 512 KiB chunks). NCCL 2.19+
+// (enqueue.cc) keeps this size for every message; NCCL 2.12-2.18 halved it down to 32 KiB
+// for messages too small to give each channel depth x 8 chunks, which composim does not
+// model.
+double tree_simple_chunk_B();
+
+// tree_simple_chunk_latency_s()
+//
+// The part of NCCL's per-step latency for trees in Simple (hwLat 28 us, every link class)
+// that stands for moving one chunk: tuning.cc says "Tree/Simple is the latency a 256kB
+// chunk, which is ~ base lat + 256k/12GB/s", so 262144 B / 12 GB/s = 21.8 us of it. NCCL's
+// tuner counts it whatever the message; a running tree moves its actual chunks instead:
+// composim's runtime latency leaves it out and adds the tree's pipeline fill, (hops - 1) x
+// chunk / channel bandwidth (sim/collectives.cpp), so small messages are not charged for
+// chunks they do not have.
+double tree_simple_chunk_latency_s();
+
 // Fraction of a tree's bandwidth NCCL's trees reach (tuning.cc: tree busBw x 0.92), the
 // parameter collective.efficiency_tree; applied to every protocol on trees, in the tuner
 // and the flows. The 2 x 8 H100 source reaches 184 GB/s algbw on 200 GB/s of NICs: 0.92.

@@ -66,30 +66,39 @@ void load_params_file(const std::string& path) {
   }
   if (!doc.is_object() || !doc.contains("params") || !doc["params"].is_object())
     input_error(path, "top level", "expected an object with a \"params\" object of \"<model>.<parameter>\": value");
-  auto& s = store();
   for (auto it = doc["params"].begin(); it != doc["params"].end(); ++it) {
-    const std::string& name = it.key();
-    if (!s.values.count(name)) input_error(path, "params." + name, "unknown model parameter (see `composim list-models`)");
-    // What a parameter file may set: the efficiencies and latencies the models read at run
-    // time (what calibration fits). Other registered values are documentation of constants.
-    const bool efficiency = name.find("efficiency") != std::string::npos || name.rfind("collective.tuner_bandwidth_fraction_", 0) == 0;
-    const bool latency = name.rfind("collective.", 0) == 0 && name.find("latency") != std::string::npos;
-    const bool rate = name.rfind("collective.", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, "_Bps") == 0;
-    if (!efficiency && !latency && !rate)
-      input_error(path, "params." + name,
-                  "cannot be set from a parameter file (only link and protocol efficiencies, the tuner's bandwidth fractions, collective latencies and collective rates can)");
-    if (!it->is_number() || !std::isfinite(it->get<double>())) input_error(path, "params." + name, "expected a number");
-    const double v = it->get<double>();
-    // Below 1% no link or protocol runs: such a value is a typo, and would give absurd times.
-    if (efficiency && !(v >= 0.01 && v <= 1)) input_error(path, "params." + name, "an efficiency or fraction must be in [0.01, 1]");
-    if (latency && !(v >= 0 && v <= 1)) input_error(path, "params." + name, "a latency must be in [0, 1] s");
-    // A per-GPU LL128 rate of 0 means no such term (collective::achieved_processing_s()).
-    const bool zero_is_off = name.rfind("collective.ll128_gpu_rate_", 0) == 0;
-    if (rate && zero_is_off && !(v >= 0)) input_error(path, "params." + name, "a rate must be >= 0 (bytes/s; 0: no such term)");
-    if (rate && !zero_is_off && !(v > 0)) input_error(path, "params." + name, "a rate must be positive (bytes/s)");
-    s.values[name] = v;
-    s.overridden[name] = v;
+    if (!store().values.count(it.key())) input_error(path, "params." + it.key(), "unknown model parameter (see `composim list-models`)");
+    if (!it->is_number() || !std::isfinite(it->get<double>())) input_error(path, "params." + it.key(), "expected a number");
+    set_param(it.key(), it->get<double>(), path, "params." + it.key());
   }
+}
+
+void set_param(const std::string& name, double v, const std::string& origin, const std::string& where) {
+  auto& s = store();
+  if (!s.values.count(name)) input_error(origin, where, "unknown model parameter (see `composim list-models`)");
+  // What may be set: the efficiencies and latencies the models read at run time (what
+  // calibration fits), collective rates and NCCL's buffer size. Other registered values are
+  // documentation of constants.
+  const bool efficiency = name.find("efficiency") != std::string::npos || name.rfind("collective.tuner_bandwidth_fraction_", 0) == 0;
+  const bool latency = name.rfind("collective.", 0) == 0 && name.find("latency") != std::string::npos;
+  const bool rate = name.rfind("collective.", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, "_Bps") == 0;
+  const bool buffsize = name == "collective.nccl_buffsize_B";
+  if (!efficiency && !latency && !rate && !buffsize)
+    input_error(origin, where,
+                "cannot be set (only link and protocol efficiencies, the tuner's bandwidth fractions, collective latencies, collective rates "
+                "and collective.nccl_buffsize_B can)");
+  if (!std::isfinite(v)) input_error(origin, where, "expected a number");
+  // Below 1% no link or protocol runs: such a value is a typo, and would give absurd times.
+  if (efficiency && !(v >= 0.01 && v <= 1)) input_error(origin, where, "an efficiency or fraction must be in [0.01, 1]");
+  if (latency && !(v >= 0 && v <= 1)) input_error(origin, where, "a latency must be in [0, 1] s");
+  // A per-GPU LL128 rate of 0 means no such term (collective::achieved_processing_s()).
+  const bool zero_is_off = name.rfind("collective.ll128_gpu_rate_", 0) == 0;
+  if (rate && zero_is_off && !(v >= 0)) input_error(origin, where, "a rate must be >= 0 (bytes/s; 0: no such term)");
+  if (rate && !zero_is_off && !(v > 0)) input_error(origin, where, "a rate must be positive (bytes/s)");
+  // NCCL_BUFFSIZE: 8 steps of at least 8 KiB; NCCL allocates it per channel and peer.
+  if (buffsize && !(v >= 65536 && v <= 1073741824)) input_error(origin, where, "NCCL's buffer size must be in [64 KiB, 1 GiB] (bytes)");
+  s.values[name] = v;
+  s.overridden[name] = v;
 }
 
 std::vector<std::pair<std::string, double>> overridden_params() {

@@ -49,6 +49,14 @@ double param(const std::string& qualified_name);
 // InputError naming the file and the parameter for an unknown name or a negative value.
 void load_params_file(const std::string& path);
 
+// set_param()
+//
+// Overrides one parameter, as a parameter file does, with the same checks: what may be set
+// and its range. `origin` and `where` name the source in the InputError thrown (e.g. the
+// file and "params.<name>", or "command line" and "--nccl-buffsize"). Must be called before
+// anything is simulated.
+void set_param(const std::string& qualified_name, double value, const std::string& origin, const std::string& where);
+
 // Names and values of the parameters a parameter file changed.
 std::vector<std::pair<std::string, double>> overridden_params();
 

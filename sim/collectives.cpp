@@ -531,10 +531,18 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
   const auto sched = collective::ring_schedule(kind, n, 1.0);
   const int m = s.machines;
   const auto intra_class = s.intra_nvb && tuner ? LinkClass::pcie : s.intra_any_nvlink ? LinkClass::nvlink : LinkClass::pcie;
+  // What runs of a tree in Simple: NCCL's per-step latency less the chunk it stands for
+  // (collective::tree_simple_chunk_latency_s()); the plan adds the actual chunks' pipeline.
+  const bool chunkless = !tuner && a == Algorithm::tree && pr == Protocol::simple;
+  auto hop_s = [&](LinkClass c) {
+    const double hop = collective::latency_s(pr, c, 1, a) - collective::latency_s(pr, c, 0, a);
+    return chunkless ? std::min(hop, collective::tree_simple_chunk_latency_s()) : 0.0;
+  };
   if (m <= 1) {
     const int steps = a == Algorithm::ring ? sched.steps : 2 * s.tree_depth;
     if (hop_steps) *hop_steps = steps;
-    return collective::latency_s(pr, s.link_class == LinkClass::nvlink ? intra_class : s.link_class, steps, a);
+    const auto c = s.link_class == LinkClass::nvlink ? intra_class : s.link_class;
+    return collective::latency_s(pr, c, steps, a) - steps * hop_s(c);
   }
   int intra = 0, inter = 0;
   if (a == Algorithm::tree) {
@@ -553,7 +561,7 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
     intra = sched.steps - inter;
   }
   if (hop_steps) *hop_steps = inter;
-  return collective::latency_s(pr, a, intra_class, intra, inter);
+  return collective::latency_s(pr, a, intra_class, intra, inter) - intra * hop_s(intra_class) - inter * hop_s(LinkClass::network);
 }
 
 // All-to-all. Inside a machine: one flow per GPU pair. Across machines of equal size with
@@ -788,6 +796,14 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
                   collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + 2 * s.tree_depth * s.tree_shm_step_s;
     p.processing_s = collective::achieved_processing_s(p.protocol, s.nvlink_generation, 2 * in_bytes);  // up and down the tree
     p.steps = 2 * s.tree_depth;
+    if (p.protocol == Protocol::simple && !s.trees.empty()) {
+      // Pipeline fill: a chunk (or each channel's whole share, if smaller) crosses the
+      // 2 x depth hops up and down one after another, each at the channel's bandwidth; the
+      // flows account for one hop's time per chunk, the fill for the other hops of the first.
+      const double channels = static_cast<double>(s.trees.size());
+      const double chunk = std::min(collective::tree_simple_chunk_B(), in_bytes / channels);
+      p.pipeline_s = (2 * s.tree_depth - 1) * chunk / (s.tree_bw * eff / channels);
+    }
   }
   for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});
   if (p.algorithm == Algorithm::tree) p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;

@@ -19,7 +19,10 @@
 //
 // Trees (all-reduce across machines only, like NCCL): per channel, a chain through each machine's GPUs and
 // a binary tree between machines' chain heads (alternate channels use the mirrored tree:
-// NCCL's double binary tree); every edge carries its channel's share up and down.
+// NCCL's double binary tree); every edge carries its channel's share up and down. In Simple
+// a tree moves chunks of NCCL_BUFFSIZE / 8 per channel through its 2 x depth hops up and
+// down: the first one's trip beyond one hop (the pipeline fill) is added after the flows,
+// with NCCL's per-step latency less the 256 KiB chunk its tuner folds into it.
 //
 // Choice: the (algorithm, protocol) pair with the least predicted time
 //   t = latency(algorithm, protocol, steps) + bytes_on_busiest_link / (bandwidth * fraction)
@@ -66,6 +69,8 @@ struct CollectivePlan {
   double latency_s = 0;      // added after the last flow
   double processing_s = 0;   // the GPUs' own time on the bytes, also added after the last flow
                              // (collective::achieved_processing_s(): V100 LL128)
+  double pipeline_s = 0;     // a tree's pipeline fill in Simple, also added after the last flow:
+                             // (hops - 1) x chunk / channel bandwidth
   double bandwidth_Bps = 0;  // algorithm bandwidth of the structure (sum over channels)
   double estimated_s = 0;    // the tuner's prediction, before contention
   double bottleneck_bytes = 0;  // bytes the busiest link carries per unit of bandwidth (for calibration)
@@ -73,8 +78,8 @@ struct CollectivePlan {
   int hop_steps = 0;         // of which at link_class's hop latency (across machines: the network steps)
   std::vector<Flow> flows;
 
-  // What is added when the last flow ends: latency and processing.
-  double after_flows_s() const { return latency_s + processing_s; }
+  // What is added when the last flow ends: latency, processing and pipeline fill.
+  double after_flows_s() const { return latency_s + processing_s + pipeline_s; }
 };
 
 // The algorithms and protocols the tuner may choose from, as NCCL_ALGO and NCCL_PROTO set

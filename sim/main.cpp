@@ -615,6 +615,9 @@ int main(int argc, char** argv) {
   std::string params_file;
   run_cmd->add_option("--params", params_file, "model parameter file (e.g. written by `composim calibrate`)");
   run_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
+  std::string nccl_buffsize;
+  const char* buffsize_help = "NCCL's buffer size, as NCCL_BUFFSIZE (bytes, or 8M; default 4M): a tree's Simple chunk is 1/8 of it";
+  run_cmd->add_option("--nccl-buffsize", nccl_buffsize, buffsize_help);
 
   std::string import_path, import_out;
   auto* import_cmd = app.add_subcommand("import", "import a trace into the workload IR and print its counts");
@@ -652,6 +655,7 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--out", coll.out, "write collective.csv here");
   coll_cmd->add_option("--params", params_file, "model parameter file (e.g. written by `composim calibrate`)");
   coll_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
+  coll_cmd->add_option("--nccl-buffsize", nccl_buffsize, buffsize_help);
 
   P2pArgs p2p;
   auto* p2p_cmd = app.add_subcommand("p2p", "emulate p2pBandwidthLatencyTest: copy bandwidth between every pair of GPUs");
@@ -723,6 +727,15 @@ int main(int argc, char** argv) {
 
   try {
     if (!params_file.empty()) load_params_file(params_file);
+    if (!nccl_buffsize.empty()) {
+      double v = 0;
+      try {
+        v = sim::parse_nccl_size(nccl_buffsize);
+      } catch (const std::invalid_argument& e) {
+        input_error("command line", "--nccl-buffsize", e.what());
+      }
+      set_param("collective.nccl_buffsize_B", v, "command line", "--nccl-buffsize");
+    }
     run.placement_given = run_cmd->count("--placement") > 0;
     if (*run_cmd) return cmd_run(run, sg, run_cmd->count("--out") > 0);
     if (*val_cmd) {

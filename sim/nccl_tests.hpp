@@ -33,7 +33,7 @@ struct SweepRow {
   std::size_t flows = 0;
   collective::LinkClass link_class = collective::LinkClass::pcie;
   int steps = 0, hop_steps = 0;
-  double bandwidth_Bps = 0, bottleneck_bytes = 0, latency_s = 0, processing_s = 0;  // the plan's model terms
+  double bandwidth_Bps = 0, bottleneck_bytes = 0, latency_s = 0, processing_s = 0, pipeline_s = 0;  // the plan's model terms
 };
 
 // Runs the sweep. Must be called once per process, with the SimGrid engine created and

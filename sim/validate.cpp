@@ -589,10 +589,11 @@ int calibrate(const CalibrateOptions& o) {
       // intra-machine ones are in the known part below, with the extras).
       row.steps = std::stod(r.at("model_hop_steps"));
       row.x_s = std::stod(r.at("model_bottleneck_bytes")) * param(row.eff_param) / (std::stod(r.at("model_bandwidth_GBps")) * 1e9);
-      // E.g. the achieved LL128 latency beyond NCCL's model, and the GPUs' processing time
-      // (V100 LL128): kept as they are, not fitted.
-      row.extra_s = std::max(0.0, std::stod(r.at("model_latency_us")) * 1e-6 - row.base_s - (nvls ? 0.0 : row.steps * param(row.hop_param))) +
-                    std::stod(r.at("model_processing_us")) * 1e-6;
+      // E.g. the achieved LL128 latency beyond NCCL's model, the GPUs' processing time (V100
+      // LL128) and a tree's pipeline fill (less the chunk NCCL's tree latency counts): kept as
+      // they are, not fitted.
+      row.extra_s = std::stod(r.at("model_latency_us")) * 1e-6 - row.base_s - (nvls ? 0.0 : row.steps * param(row.hop_param)) +
+                    std::stod(r.at("model_processing_us")) * 1e-6 + std::stod(r.at("model_pipeline_us")) * 1e-6;
       if (row.measured_time_s > 0) rows.push_back(row);
     }
   }

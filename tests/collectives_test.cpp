@@ -230,7 +230,7 @@ TEST(CollectiveCommand, HandComputedTime) {
   const double bw = 16 * 8e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.914;
   const double expected_us = (268435456.0 / bw + 105e-9 + collective::latency_s(Protocol::simple, collective::LinkClass::pcie, 2)) * 1e6;
   const auto f = collective_csv_first_row(d.path());
-  ASSERT_EQ(f.size(), 19u);
+  ASSERT_EQ(f.size(), 20u);
   EXPECT_NEAR(std::stod(f[5]), expected_us, 0.05);
   EXPECT_NEAR(std::stod(f[7]), 268435456.0 / (expected_us * 1e-6) / 1e9, 0.01);  // busbw = algbw for n = 2
 }
@@ -247,14 +247,16 @@ TEST(CollectiveCommand, AllToAllAcrossNodesIsNicBound) {
 // most 39 GB/s busbw (llMaxBws, 2 machines) whatever the 8 x 400 Gb/s rails allow. NCCL's
 // latency: of the ring's 30 steps, 2 x 2 cross the network (2.7 us each) and 26 are NVLink
 // (0.47 us, x 1.8 for LL across machines): t = 3.6 + 26 x 0.846 + 4 x 2.7 us
-// + 2 x 15/16 x 64 MiB / 39 GB/s. A tree reaches 0.92 of its bandwidth:
-// t = latency + 8 GiB / (tree bandwidth x 0.92).
+// + 2 x 15/16 x 64 MiB / 39 GB/s. A tree reaches 0.92 of its bandwidth, and in Simple adds
+// its pipeline fill: t = latency + 15 x 512 KiB / (channel bandwidth x 0.92) + 8 GiB /
+// (tree bandwidth x 0.92), with 2 x (7 + 1) steps at NCCL's 28 us less the 256 KiB / 12 GB/s
+// chunk NCCL's tuner folds into each.
 TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
   composim::testing::TempDir d;
   auto r = composim::testing::run_cli("collective --bytes 64M --topology 2x-hgx-h100-ib --algo ring --proto LL --out " + d.path() + "/ll");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto f = collective_csv_first_row(d.path() + "/ll");
-  ASSERT_EQ(f.size(), 19u);
+  ASSERT_EQ(f.size(), 20u);
   const double lat_us = 3.6 + 26 * 0.47 * 1.8 + 4 * 2.7;
   const double ll_us = lat_us + 2.0 * 15 / 16 * 67108864.0 / 39e9 * 1e6;
   EXPECT_NEAR(std::stod(f[16]), lat_us, 0.01);
@@ -263,8 +265,42 @@ TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
   r = composim::testing::run_cli("collective --bytes 8G --topology 2x-hgx-h100-ib --algo tree --proto Simple --out " + d.path() + "/tree");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   f = collective_csv_first_row(d.path() + "/tree");
-  const double tree_us = std::stod(f[16]) + 8589934592.0 / (std::stod(f[14]) * 1e9 * 0.92) * 1e6;
+  const double tree_lat_us = 16 * (28.0 - 262144.0 / 12e9 * 1e6);  // 98.47 us
+  const double bw = std::stod(f[14]) * 1e9 * 0.92, channels = std::stod(f[10]);
+  const double fill_us = 15 * 524288.0 / (bw / channels) * 1e6;
+  EXPECT_NEAR(std::stod(f[16]), tree_lat_us, 0.001);
+  EXPECT_NEAR(std::stod(f[19]), fill_us, 0.001);
+  const double tree_us = tree_lat_us + fill_us + 8589934592.0 / bw * 1e6;
   EXPECT_NEAR(std::stod(f[5]), tree_us, 0.001 * tree_us);
+}
+
+// A tree in Simple pipelines chunks of NCCL_BUFFSIZE / 8 per channel through its 2 x depth
+// hops; a channel whose share is smaller moves it whole. 2 x 8 H100, 2 x 8 levels: at 1 MiB
+// each of the c channels' 1 MiB / c crosses 16 hops one after another, so the fill is 15 x
+// 1 MiB / c / channel bandwidth; at 64 MiB it is 15 chunks of 512 KiB (4 MiB buffer) or of
+// 1 MiB with --nccl-buffsize 8M. The tuner keeps NCCL's own latency (28 us per step): the
+// ring wins at 1 MiB unless the tree is forced.
+TEST(CollectiveCommand, TreePipelineFill) {
+  auto f = composim::testing::collective_row("--bytes 1M --topology 2x-hgx-h100-ib --algo tree --proto Simple");
+  ASSERT_EQ(f[8], "TREE");
+  const double c = std::stod(f[10]), ch_Bps = std::stod(f[14]) * 1e9 * 0.92 / c;
+  EXPECT_GE(c, 2);
+  EXPECT_NEAR(std::stod(f[19]), 15 * 1048576.0 / c / ch_Bps * 1e6, 0.001);
+  auto g = composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo tree --proto Simple");
+  EXPECT_NEAR(std::stod(g[19]), 15 * 524288.0 / ch_Bps * 1e6, 0.001);
+  auto h = composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo tree --proto Simple --nccl-buffsize 8M");
+  EXPECT_NEAR(std::stod(h[19]), 15 * 1048576.0 / ch_Bps * 1e6, 0.001);
+  EXPECT_NEAR(std::stod(h[5]) - std::stod(g[5]), std::stod(h[19]) - std::stod(g[19]), 0.01);  // only the fill differs
+  // Rings and other protocols have no such term; NCCL's tuner does not see it.
+  EXPECT_EQ(std::stod(composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo ring --proto Simple")[19]), 0.0);
+  EXPECT_EQ(std::stod(composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo tree --proto LL128")[19]), 0.0);
+  EXPECT_EQ(composim::testing::collective_row("--bytes 1M --topology 2x-hgx-h100-ib --proto Simple")[8], "RING");
+  auto bad = composim::testing::run_cli("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 1K");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--nccl-buffsize: NCCL's buffer size must be in [64 KiB, 1 GiB]"), std::string::npos) << bad.err;
+  bad = composim::testing::run_cli("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 8Q");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--nccl-buffsize: cannot read size \"8Q\""), std::string::npos) << bad.err;
 }
 
 // NCCL's latency across machines counts intra-machine and network steps apart. 2 x 8 A100,

@@ -88,13 +88,13 @@ inline std::vector<std::string> collective_csv_first_row(const std::string& dir)
 }
 
 // Runs `composim collective ARGS --out <a temporary directory>` and returns the first row of
-// its collective.csv; a failed command is a test failure and gives a row of "nan" (19 columns).
+// its collective.csv; a failed command is a test failure and gives a row of "nan" (20 columns).
 inline std::vector<std::string> collective_row(const std::string& args) {
   TempDir d;
   auto r = run_cli("collective " + args + " --out " + d.path());
   EXPECT_EQ(r.exit_code, 0) << "composim collective " << args << ": " << r.err;
   auto f = collective_csv_first_row(d.path());
-  if (f.size() < 19) f.assign(19, "nan");
+  if (f.size() < 20) f.assign(20, "nan");
   return f;
 }
 
