@@ -731,9 +731,7 @@ TEST(Cli, ParamsFileOverridesModelParameters) {
   // Bandwidth-bound at 1 GiB: busbw scales with the NVLink efficiency (0.8 / 0.902).
   EXPECT_NEAR(busbw(d.path() + "/b") / busbw(d.path() + "/a"), 0.8 / (22.55 / 25.0), 0.002);
   const auto bad = d.write("q.json", R"({"params": {"nvlink.efficency": 0.9}})");
-  auto r = composim::testing::run_cli("collective --bytes 1G --gpus 2 --topology dgx1-v100 --params " + bad);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("params.nvlink.efficency: unknown model parameter"), std::string::npos) << r.err;
+  composim::testing::expect_cli_error("collective --bytes 1G --gpus 2 --topology dgx1-v100 --params " + bad, "params.nvlink.efficency: unknown model parameter");
 }
 
 // The tuner's NVLink rating moves where NCCL switches protocols, and nothing else: at 0.70
@@ -747,10 +745,8 @@ TEST(Cli, ParamsFileSetsTheTunersBandwidthFraction) {
   };
   EXPECT_EQ(proto(""), "LL128");
   EXPECT_EQ(proto("--params " + d.write("low.json", R"({"params": {"collective.tuner_bandwidth_fraction_nvlink": 0.70}})")), "Simple");
-  auto r = composim::testing::run_cli("collective --bytes 13M --gpus 8 --topology dgx1-v100 --params " +
-                                      d.write("bad.json", R"({"params": {"collective.tuner_bandwidth_fraction_nvlink": 1.5}})"));
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("must be in [0.01, 1]"), std::string::npos) << r.err;
+  composim::testing::expect_cli_error("collective --bytes 13M --gpus 8 --topology dgx1-v100 --params " +
+                                      d.write("bad.json", R"({"params": {"collective.tuner_bandwidth_fraction_nvlink": 1.5}})"), "must be in [0.01, 1]");
 }
 
 // validate: a case whose input is missing is reported as skipped, never passed; a case
@@ -828,12 +824,8 @@ TEST(Cli, ComposeAcrossHosts) {
     return std::stod(out.substr(at + 19));
   };
   EXPECT_GT(predicted(two.out), predicted(one.out));  // all-reduces cross 100 GbE instead of one switch
-  auto bad = composim::testing::run_cli("run " + traces + "--compose host0=gpu0-3,host1=gpu4-7 --placement host0:gpu0,host0:gpu5");
-  EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("rank 1 runs on host0 but gpu5 is attached to host1"), std::string::npos) << bad.err;
-  bad = composim::testing::run_cli("run " + traces + "--compose host0=gpu0-3,host1=gpu3-7");
-  EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("\"gpu3\" is attached to two hosts: host0 and host1"), std::string::npos) << bad.err;
+  composim::testing::expect_cli_error("run " + traces + "--compose host0=gpu0-3,host1=gpu4-7 --placement host0:gpu0,host0:gpu5", "rank 1 runs on host0 but gpu5 is attached to host1");
+  composim::testing::expect_cli_error("run " + traces + "--compose host0=gpu0-3,host1=gpu3-7", "\"gpu3\" is attached to two hosts: host0 and host1");
 }
 
 // SimGrid's own flags reach SimGrid and override composim's network-model defaults:

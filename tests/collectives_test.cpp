@@ -295,12 +295,8 @@ TEST(CollectiveCommand, TreePipelineFill) {
   EXPECT_EQ(std::stod(composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo ring --proto Simple")[19]), 0.0);
   EXPECT_EQ(std::stod(composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo tree --proto LL128")[19]), 0.0);
   EXPECT_EQ(composim::testing::collective_row("--bytes 1M --topology 2x-hgx-h100-ib --proto Simple")[8], "RING");
-  auto bad = composim::testing::run_cli("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 1K");
-  EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("--nccl-buffsize: NCCL's buffer size must be in [64 KiB, 1 GiB]"), std::string::npos) << bad.err;
-  bad = composim::testing::run_cli("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 8Q");
-  EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("--nccl-buffsize: cannot read size \"8Q\""), std::string::npos) << bad.err;
+  composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 1K", "--nccl-buffsize: NCCL's buffer size must be in [64 KiB, 1 GiB]");
+  composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 8Q", "--nccl-buffsize: cannot read size \"8Q\"");
 }
 
 // NCCL's latency across machines counts intra-machine and network steps apart. 2 x 8 A100,
@@ -410,15 +406,9 @@ TEST(CollectiveCommand, PcieP2pRunsAtItsMeasuredEfficiency) {
 }
 
 TEST(CollectiveCommand, BadArguments) {
-  auto r = composim::testing::run_cli("collective --op all_smoosh --topology dgx-a100");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("unknown collective \"all_smoosh\""), std::string::npos) << r.err;
-  r = composim::testing::run_cli("collective --gpus 9 --topology dgx-a100");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("9 GPUs but topology \"dgx-a100\" has only 8"), std::string::npos) << r.err;
-  r = composim::testing::run_cli("collective --bytes 1G:8 --topology dgx-a100");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("goes down"), std::string::npos) << r.err;
+  composim::testing::expect_cli_error("collective --op all_smoosh --topology dgx-a100", "unknown collective \"all_smoosh\"");
+  composim::testing::expect_cli_error("collective --gpus 9 --topology dgx-a100", "9 GPUs but topology \"dgx-a100\" has only 8");
+  composim::testing::expect_cli_error("collective --bytes 1G:8 --topology dgx-a100", "goes down");
 }
 
 // Invariant of data-parallel scaling: adding a rank never makes the all-reduce bytes each
@@ -480,12 +470,8 @@ TEST(CollectiveCommand, ProtocolListExcludesLl) {
   EXPECT_EQ(listed[9], "LL128");
   EXPECT_NEAR(std::stod(listed[16]), 4.4 + 2 * (7 * 1.25 + 8.5), 0.001);
   EXPECT_EQ(composim::testing::collective_row("--bytes 8 --topology 2x-hgx-h100-ib --proto ^LL"), listed);
-  auto r = composim::testing::run_cli("collective --bytes 8 --topology 2x-hgx-h100-ib --proto Simple,bogus");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("--proto: unknown protocol \"bogus\""), std::string::npos) << r.err;
-  r = composim::testing::run_cli("collective --op all_gather --bytes 8 --topology 2x-hgx-h100-ib --algo ^ring");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("tree and NVLS are NCCL's algorithms for all_reduce only"), std::string::npos) << r.err;
+  composim::testing::expect_cli_error("collective --bytes 8 --topology 2x-hgx-h100-ib --proto Simple,bogus", "--proto: unknown protocol \"bogus\"");
+  composim::testing::expect_cli_error("collective --op all_gather --bytes 8 --topology 2x-hgx-h100-ib --algo ^ring", "tree and NVLS are NCCL's algorithms for all_reduce only");
 }
 
 // NVLS: NCCL's graph gives each of n channels the largest speed s of {60, 40, 30, 24, 20, 15,
@@ -523,9 +509,7 @@ TEST(Nvls, PublishedH100BusBandwidth) {
   EXPECT_EQ(composim::testing::collective_row("--bytes 8G --gpus 2 --topology 2x-hgx-h100-ib")[8], "RING");
   EXPECT_NE(composim::testing::collective_row("--bytes 8G --topology 2x-hgx-h100-ib")[8], "NVLS");  // 16 GPUs, 2 machines
   EXPECT_NE(composim::testing::collective_row("--bytes 8G --topology dgx-a100")[8], "NVLS");
-  auto r = composim::testing::run_cli("collective --bytes 8G --topology dgx-a100 --algo nvls");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("NVLS runs all_reduce in Simple on one machine"), std::string::npos) << r.err;
+  composim::testing::expect_cli_error("collective --bytes 8G --topology dgx-a100 --algo nvls", "NVLS runs all_reduce in Simple on one machine");
 }
 
 // A trace's NCCL 2.19+ kernel name says which algorithm ran, and replay keeps it: one

@@ -87,6 +87,14 @@ inline std::vector<std::string> collective_csv_first_row(const std::string& dir)
   return f;
 }
 
+// Runs `composim ARGS` and expects it to fail as bad input does: exit status 2 and `message`
+// in stderr.
+inline void expect_cli_error(const std::string& args, const std::string& message) {
+  auto r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 2) << "composim " << args << "\nstdout:\n" << r.out;
+  EXPECT_NE(r.err.find(message), std::string::npos) << "composim " << args << "\nstderr:\n" << r.err;
+}
+
 // Runs `composim collective ARGS --out <a temporary directory>` and returns the first row of
 // its collective.csv; a failed command is a test failure and gives a row of "nan" (20 columns).
 inline std::vector<std::string> collective_row(const std::string& args) {
