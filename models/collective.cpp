@@ -196,8 +196,6 @@ double shm_transport_Bps() { return param("collective.shm_transport_Bps"); }
 
 double indirect_nvlink_efficiency() { return param("collective.efficiency_indirect_nvlink"); }
 
-double pcie_p2p_efficiency() { return param("collective.efficiency_p2p_pcie"); }
-
 double tree_simple_chunk_B() { return param("collective.nccl_buffsize_B") / 8.0; }  // NCCL_STEPS
 
 double tree_simple_chunk_latency_s() { return 262144.0 / 12e9; }
@@ -216,7 +214,7 @@ double tree_efficiency() { return param("collective.efficiency_tree"); }
 
 double tuner_bandwidth_fraction(LinkClass link_class) {
   if (link_class == LinkClass::nvlink) return param("collective.tuner_bandwidth_fraction_nvlink");
-  if (link_class == LinkClass::pcie) return param("collective.tuner_bandwidth_fraction_pcie");
+  if (link_class == LinkClass::pcie) return param("collective.tuner_bandwidth_fraction_pcie") / param("pcie.link.efficiency");
   return 1.0;
 }
 
@@ -309,9 +307,6 @@ ModelInfo collective_model_info() {
                 "NCCL topo.h: PCI_BW 12 GB/s for Gen3 x16 (15.75 GB/s after 128b/130b)"},
                {"efficiency_indirect_nvlink", "1", 0.825, "what a hop through an intermediate GPU's memory (NCCL's P2P/indirect on an NVB path) moves relative to a direct NVLink hop",
                 "fitted to vTrain V100 all-reduce, 5 GPUs (GPU4's only NVLink peer is GPU0), 64 MiB-1 GiB: the only source with such a hop"},
-               {"efficiency_p2p_pcie", "1", 0.914,
-                "what NCCL's P2P transport moves over a direct GPU-to-GPU PCIe route relative to the links' TLP payload rate (DLLP and flow-control traffic, not in the link model)",
-                "NVIDIA/nvbandwidth #50: 6 x A6000 Gen4 x16, device_to_device_memcpy_read_ce, 26.34 GB/s between GPUs of one group against the link model's 28.81 GB/s; not fitted to any NCCL run"},
                {"nccl_buffsize_B", "B", 4194304.0, "NCCL_BUFFSIZE: Simple's buffer per channel and peer; a tree moves Simple in chunks of 1/8 of it",
                 "NCCL DEFAULT_BUFFSIZE (4 MiB) and enqueue.cc (stepSize = buffSize / NCCL_STEPS; a tree's Simple chunk is one step)"},
                {"shm_transport_Bps", "B/s", 5.2e9, "what one GPU sends to its peers through host memory, in all (SHM transport)",

@@ -204,21 +204,6 @@ double shm_transport_Bps();
 // where the links allow 45).
 double indirect_nvlink_efficiency();
 
-// pcie_p2p_efficiency()
-//
-// What a hop over a direct GPU-to-GPU PCIe route (NCCL's P2P transport, not staged through
-// host memory, not across machines) moves relative to the links' rate in the topology
-// (pcie::link_bandwidth_Bps(), the TLP payload ceiling): such a flow carries its bytes
-// divided by this. Why: the link model leaves out DLLP (ACK, UpdateFC) and flow-control
-// traffic, and GPU peer traffic does not reach the ceiling. Parameter
-// collective.efficiency_p2p_pcie, 0.914: 6 x A6000 on Gen4 x16 copy 26.34 GB/s to a GPU of
-// their group (NVIDIA/nvbandwidth #50, device_to_device_memcpy_read_ce) where the link model
-// gives 28.81 GB/s. Not fitted to any NCCL run; the 4 x RTX 4090 nccl-tests source
-// (tinygrad P2P driver, 25.7-26.0 GB/s busbw) is held out and comes out within 2.3%.
-// Forwarding limits of particular root complexes (P2P across sockets, or AMD's at 10 GB/s
-// in NVIDIA/nccl #814) are not modelled; copies (`composim p2p`, memcpys in replay) keep the
-// link model's rate.
-double pcie_p2p_efficiency();
 
 // NVLS: NVLink SHARP all-reduce inside one machine on NVSwitch gen3+ (H100 and newer). Each
 // GPU reduces its 1/n slice in the switch (multimem.ld_reduce: the switch reads that slice

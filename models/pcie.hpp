@@ -9,8 +9,10 @@
 //
 // encoding: 8b/10b for Gen1-2, 128b/130b for Gen3-5, FLIT 236/256 for Gen6. A Gen3 x16 link
 // at MPS 256 B with 24 B of TLP overhead gives 15.754 GB/s * 256/280 = 14.40 GB/s (the
-// "x16 payload ceiling" in hardware.md); DLLP traffic (ACK/UpdateFC) is not subtracted,
-// which is why measured pinned copies reach 12-13 GB/s on Gen3 rather than 14.4.
+// "x16 payload ceiling" in hardware.md). What links carry in the topology is that times
+// pcie.link.efficiency (0.914: DLLP and flow-control traffic; 6 A6000s on Gen4 x16 copy
+// 26.34 GB/s to each other, NVIDIA/nvbandwidth #50), so a Gen3 x16 link moves 13.16 GB/s
+// and Gen4 x16 26.33 (measured pinned copies: 12.2-12.9 on Gen3, ~25 on A100 Gen4).
 //
 // A switch adds its cut-through latency to every route through it; a cable adds its
 // propagation delay, length_m * propagation_s_per_m, and an optical cable adds one

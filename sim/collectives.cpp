@@ -136,12 +136,7 @@ double CollectivePlanner::capacity(std::pair<int, int> key) const {
   return topo_.links()[key.first].bandwidth_Bps;
 }
 
-double CollectivePlanner::hop_factor(int a, int b) {
-  const auto& r = route(a, b);
-  if (r.nvb) return collective::indirect_nvlink_efficiency();
-  if (!r.nvlink && !r.staged && !r.network) return collective::pcie_p2p_efficiency();
-  return 1.0;
-}
+double CollectivePlanner::indirect_factor(int a, int b) { return route(a, b).nvb ? collective::indirect_nvlink_efficiency() : 1.0; }
 
 // SHM hops: the receiver polls its flag in host memory across PCIe, so each step of the
 // algorithm also waits a read round trip over the staged route (twice its one-way latency),
@@ -617,7 +612,7 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
   bool nv = true;
   double shm_step = 0;
   for (const auto& [pair, bytes] : merged) {
-    p.flows.push_back({pair.first, pair.second, bytes / hop_factor(pair.first, pair.second)});
+    p.flows.push_back({pair.first, pair.second, bytes / indirect_factor(pair.first, pair.second)});
     nv = nv && route(pair.first, pair.second).nvlink;
     shm_step = std::max(shm_step, shm_step_s(pair.first, pair.second));
   }
@@ -649,7 +644,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       bw = std::min(bw, r.bottleneck_Bps);
       if (r.shm()) bw = std::min(bw, collective::shm_transport_Bps());
       shm_step = std::max(shm_step, shm_step_s(a, b));
-      p.flows.push_back({a, b, in_bytes / eff / hop_factor(a, b)});
+      p.flows.push_back({a, b, in_bytes / eff / indirect_factor(a, b)});
     }
     p.link_class = network ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
     p.channels = 1;
@@ -771,7 +766,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       for (int c = 0; c < k; ++c)
         for (size_t i = 0; i < hops; ++i) {
           const int a = r.order[i], b = r.order[(i + 1) % r.order.size()];
-          const double f = hop_factor(a, b);
+          const double f = indirect_factor(a, b);
           p.flows.push_back({a, b, share / k * sched.bytes_per_rank / eff / f});
         }
     }
@@ -786,8 +781,8 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     for (const auto& t : s.trees) {
       const double share = t.bandwidth_Bps / s.tree_bw;
       for (auto [child, parent] : t.edges) {
-        merged[{child, parent}] += share * in_bytes / eff / hop_factor(child, parent);
-        merged[{parent, child}] += share * in_bytes / eff / hop_factor(parent, child);
+        merged[{child, parent}] += share * in_bytes / eff / indirect_factor(child, parent);
+        merged[{parent, child}] += share * in_bytes / eff / indirect_factor(parent, child);
       }
     }
     p.channels = static_cast<int>(s.trees.size());

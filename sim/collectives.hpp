@@ -175,11 +175,9 @@ class CollectivePlanner {
   double bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual);
   std::vector<std::pair<int, int>> resources(int a, int b);  // capacity keys of a route
   double capacity(std::pair<int, int> key) const;
-  // What a hop from a to b achieves relative to its links' rate: below 1 where it goes
-  // through an intermediate GPU's memory (NCCL's P2P/indirect on an NVB path:
-  // collective::indirect_nvlink_efficiency()) or over direct PCIe peer-to-peer
-  // (collective::pcie_p2p_efficiency()); 1 on NVLink, SHM and network routes.
-  double hop_factor(int a, int b);
+  // What a hop from a to b achieves relative to a direct one: below 1 where it goes
+  // through an intermediate GPU's memory (NCCL's P2P/indirect on an NVB path).
+  double indirect_factor(int a, int b);
   // Time the flows need on their busiest resource, alone on the topology: max over links,
   // memories and SHM budgets of (bytes crossing it / its capacity), in seconds.
   double flows_bound_s(const std::vector<Flow>& flows);

@@ -126,7 +126,7 @@ TEST(Replay, SynchronizeBlocksTheCpu) {
 
 // An all-reduce of 14.4 MB between two ranks that arrive 500 us apart: nobody moves data
 // before the last rank arrives, then the ring flow (S bytes each way for n = 2) crosses the
-// switch at the Gen4 x16 rate x 0.914 (NCCL's P2P efficiency on PCIe), then NCCL's latency;
+// switch at the Gen4 x16 rate x 0.914 (pcie.link.efficiency), then NCCL's latency;
 // both kernels end together.
 TEST(Replay, CollectiveWaitsForEveryRank) {
   NEED_ENGINE();
@@ -148,14 +148,14 @@ TEST(Replay, CollectiveWaitsForEveryRank) {
 }
 
 // Host-to-device copies of two ranks share the host's x16 uplink: each takes twice as long
-// as alone (28.8 MB at 28.8 GB/s = 1 ms alone).
+// as alone (26.33 MB at Gen4 x16's 26.33 GB/s = 1 ms alone).
 TEST(Replay, CopiesContendForTheSwitchUplink) {
   NEED_ENGINE();
   const std::string memcpy_ev =
       R"JSON({"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pinned -> Device)","pid":0,"tid":7,"ts":7,"dur":1000,"args":{"device":0,"stream":7,"correlation":1,"bytes":28807090}})JSON";
   const auto doc = trace_doc({call("cudaMemcpyAsync", 1, 0, 5, 1), memcpy_ev}, R"("distributedInfo":{"rank":0,"world_size":2},)");
   auto res = replay({doc});
-  const double bw = 16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0);
+  const double bw = 16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.914;  // x pcie.link.efficiency
   const double latency = 1e-6 + 105e-9;  // root complex + one switch
   for (int r = 0; r < 2; ++r) {
     EXPECT_NEAR(res.ranks[r].gpu_start[0], 7 * us, 1e-12);

@@ -43,7 +43,7 @@ TEST(Topology, LoadsAndComputesLinkModels) {
   EXPECT_EQ(t.gpus().size(), 2u);
   EXPECT_EQ(boost::num_vertices(t.graph()), 4u);
   EXPECT_EQ(boost::num_edges(t.graph()), 3u);
-  EXPECT_NEAR(t.links()[1].bandwidth_Bps / 1e9, 28.81, 0.01);
+  EXPECT_NEAR(t.links()[1].bandwidth_Bps / 1e9, 28.81 * 0.914, 0.01);  // Gen4 x16 TLP payload x pcie.link.efficiency
   // 10 m of fibre at 4.9 ns/m plus one 64 ns transceiver at each end.
   EXPECT_NEAR(t.links()[2].latency_s, 10 * 4.9e-9 + 2 * 64e-9, 1e-15);
   EXPECT_DOUBLE_EQ(t.nodes()[1].latency_s, 105e-9);

@@ -80,7 +80,7 @@ nccl("nccl-h100-pcie-nvlink-pair", "issue_nccl-tests_194_h100pcie_nvlink_pair", 
 nccl("nccl-4x4090-pcie-tinygrad-p2p", "issue_tinygrad_okm_36_4x4090_pcie", "https://github.com/tinygrad/open-gpu-kernel-modules/issues/36",
      "4x RTX 4090 on PCIe with tinygrad's P2P-enabling driver", "../topologies/amd-6x4090.json", ["--gpus", "4"],
      note="The source states the layout only as PCIe bus ids: modelled as root ports of one AMD CPU. Held out: "
-          "collective.efficiency_p2p_pcie (0.914) comes from NVIDIA/nvbandwidth #50 (6 x A6000 copies), not from this run.")
+          "pcie.link.efficiency (0.914) comes from NVIDIA/nvbandwidth #50 (6 x A6000 copies), not from this run.")
 nccl("nccl-8x4090-pcie-small-tree", "issue_nccl_1530_8x4090_pcie_tree", "https://github.com/NVIDIA/nccl/issues/1530",
      "8x RTX 4090, PCIe only, NCCL_ALGO=TREE (8-byte all-reduce)", "../topologies/amd-6x4090.json", ["--gpus", "6", "--algo", "tree", "--p2p", "off"],
      note="GeForce drivers disable PCIe P2P, so NCCL uses its SHM transport (--p2p off); the 8 GPUs are stood in for by the 6-GPU "
@@ -118,13 +118,13 @@ for sid, url, hw, topo, args, test, gap in [
      None),
     ("issue_nccl_1264_8xh100sxm_p2p", "https://github.com/NVIDIA/nccl/issues/1264", "8x H100 SXM HGX, P2P disabled",
      "../topologies/hgx-h100-1node.json", ["--p2p", "off"], "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
-     "staged copies reach 37 GB/s, 0.65 of the Gen5 x16 payload rate composim predicts (driver staging overheads not modelled)"),
+     "staged copies reach 37 GB/s, 0.71 of the Gen5 x16 link rate composim predicts (52.6 GB/s; driver staging overheads not modelled)"),
     ("issue_nccl_814_6x4090_p2p", "https://github.com/NVIDIA/nccl/issues/814", "6x RTX 4090 on an AMD CPU, P2P enabled",
      "../topologies/amd-6x4090.json", [], "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)",
-     "P2P through the AMD root complex measures ~10 GB/s, a third of the link rate; root-complex forwarding limits are not modelled"),
+     "P2P through the AMD root complex measures ~10 GB/s, 0.39 of the link rate (26.3 GB/s); root-complex forwarding limits are not modelled"),
     ("issue_nccl_814_6x4090_p2p", "https://github.com/NVIDIA/nccl/issues/814", "6x RTX 4090 on an AMD CPU, P2P disabled",
      "../topologies/amd-6x4090.json", ["--p2p", "off"], "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
-     "staged copies measure ~22 GB/s, 0.77 of the Gen4 payload rate composim predicts")]:
+     "staged copies measure ~22 GB/s, 0.85 of the Gen4 link rate composim predicts (26.3 GB/s)")]:
     on = "Enabled" in test
     name = ("p2p-h100-hgx" if "1264" in sid else "p2p-4090-amd") + ("-enabled" if on else "-disabled")
     desc = f"p2pBandwidthLatencyTest unidirectional copy bandwidth between every GPU pair on {hw}, emulated by `composim p2p`."
