@@ -1,5 +1,6 @@
 #include "models/collective.hpp"
 
+#include "models/pcie.hpp"
 #include "models/registry.hpp"
 
 #include <algorithm>
@@ -214,7 +215,12 @@ double tree_efficiency() { return param("collective.efficiency_tree"); }
 
 double tuner_bandwidth_fraction(LinkClass link_class) {
   if (link_class == LinkClass::nvlink) return param("collective.tuner_bandwidth_fraction_nvlink");
-  if (link_class == LinkClass::pcie) return param("collective.tuner_bandwidth_fraction_pcie") / param("pcie.link.efficiency");
+  if (link_class == LinkClass::pcie) {
+    // The parameter is of the data rate (after the line code); a structure's PCIe bandwidth
+    // is the links' rate, after TLP overhead (at the default MPS) and pcie.link.efficiency.
+    const double tlp = static_cast<double>(pcie::kDefaultMaxPayload_B) / (pcie::kDefaultMaxPayload_B + pcie::kTlpOverhead_B);
+    return param("collective.tuner_bandwidth_fraction_pcie") / (tlp * param("pcie.link.efficiency"));
+  }
   return 1.0;
 }
 

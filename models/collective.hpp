@@ -177,7 +177,12 @@ double tree_efficiency();
 // The fraction of a structure's link bandwidth that NCCL's tuner assumes: NCCL rates links
 // with its own figures (topo.h), about 0.8 of the signalling rate, while flows run at the
 // links' rates. Only the choice of algorithm and protocol uses it. Parameters
-// collective.tuner_bandwidth_fraction_{nvlink,pcie}; 1 across machines.
+// collective.tuner_bandwidth_fraction_{nvlink,pcie}; 1 across machines. The PCIe parameter
+// is a fraction of the data rate (NCCL: 12 GB/s of Gen3 x16's 15.75), while a structure's
+// bandwidth is its links' rate, after TLP overhead (at 256 B MPS) and pcie.link.efficiency:
+// the fraction returned is converted to that, so a ring bound by a Gen3 x16 link is rated
+// 12 GB/s. A ring bound by something else (the SHM transport's rate, a host's memory) gets
+// the same factor.
 double tuner_bandwidth_fraction(LinkClass link_class);
 
 // shm_transport_Bps()

@@ -96,7 +96,8 @@ void set_param(const std::string& name, double v, const std::string& origin, con
   if (rate && zero_is_off && !(v >= 0)) input_error(origin, where, "a rate must be >= 0 (bytes/s; 0: no such term)");
   if (rate && !zero_is_off && !(v > 0)) input_error(origin, where, "a rate must be positive (bytes/s)");
   // NCCL_BUFFSIZE: 8 steps of at least 8 KiB; NCCL allocates it per channel and peer.
-  if (buffsize && !(v >= 65536 && v <= 1073741824)) input_error(origin, where, "NCCL's buffer size must be in [64 KiB, 1 GiB] (bytes)");
+  if (buffsize && !(v >= 65536 && v <= 1073741824 && v == std::floor(v)))
+    input_error(origin, where, "NCCL's buffer size must be a whole number of bytes in [64 KiB, 1 GiB]");
   s.values[name] = v;
   s.overridden[name] = v;
 }

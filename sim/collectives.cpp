@@ -537,7 +537,7 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
     const int steps = a == Algorithm::ring ? sched.steps : 2 * s.tree_depth;
     if (hop_steps) *hop_steps = steps;
     const auto c = s.link_class == LinkClass::nvlink ? intra_class : s.link_class;
-    return collective::latency_s(pr, c, steps, a) - steps * hop_s(c);
+    return std::max(0.0, collective::latency_s(pr, c, steps, a) - steps * hop_s(c));
   }
   int intra = 0, inter = 0;
   if (a == Algorithm::tree) {
@@ -556,7 +556,7 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
     intra = sched.steps - inter;
   }
   if (hop_steps) *hop_steps = inter;
-  return collective::latency_s(pr, a, intra_class, intra, inter) - intra * hop_s(intra_class) - inter * hop_s(LinkClass::network);
+  return std::max(0.0, collective::latency_s(pr, a, intra_class, intra, inter) - intra * hop_s(intra_class) - inter * hop_s(LinkClass::network));
 }
 
 // All-to-all. Inside a machine: one flow per GPU pair. Across machines of equal size with

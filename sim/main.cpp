@@ -727,7 +727,7 @@ int main(int argc, char** argv) {
 
   try {
     if (!params_file.empty()) load_params_file(params_file);
-    if (!nccl_buffsize.empty()) {
+    if (!nccl_buffsize.empty() || run_cmd->count("--nccl-buffsize") || app.get_subcommand("collective")->count("--nccl-buffsize")) {
       double v = 0;
       try {
         v = sim::parse_nccl_size(nccl_buffsize);

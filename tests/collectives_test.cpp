@@ -295,8 +295,9 @@ TEST(CollectiveCommand, TreePipelineFill) {
   EXPECT_EQ(std::stod(composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo ring --proto Simple")[19]), 0.0);
   EXPECT_EQ(std::stod(composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo tree --proto LL128")[19]), 0.0);
   EXPECT_EQ(composim::testing::collective_row("--bytes 1M --topology 2x-hgx-h100-ib --proto Simple")[8], "RING");
-  composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 1K", "--nccl-buffsize: NCCL's buffer size must be in [64 KiB, 1 GiB]");
+  composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 1K", "--nccl-buffsize: NCCL's buffer size must be a whole number of bytes in [64 KiB, 1 GiB]");
   composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 8Q", "--nccl-buffsize: cannot read size \"8Q\"");
+  composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize \"\"", "--nccl-buffsize: empty size");
 }
 
 // NCCL's latency across machines counts intra-machine and network steps apart. 2 x 8 A100,
