@@ -209,7 +209,6 @@ double shm_transport_Bps();
 // where the links allow 45).
 double indirect_nvlink_efficiency();
 
-
 // NVLS: NVLink SHARP all-reduce inside one machine on NVSwitch gen3+ (H100 and newer). Each
 // GPU reduces its 1/n slice in the switch (multimem.ld_reduce: the switch reads that slice
 // from every GPU) and multicasts the result (multimem.st): per GPU, S(n+1)/n bytes go up to
