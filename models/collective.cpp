@@ -248,17 +248,18 @@ double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a) {
     return base;
   }
   static const LatencyTable t;
-  const int pi = static_cast<int>(p);
-  const int li = static_cast<int>(link_class);
-  const int ai = static_cast<int>(a);
-  return t.base[ai][pi] + steps * t.hop[li][ai][pi];
+  return t.base[static_cast<int>(a)][static_cast<int>(p)] + steps * hop_latency_s(p, link_class, a);
+}
+
+double hop_latency_s(Protocol p, LinkClass link_class, Algorithm a) {
+  if (a == Algorithm::nvls) return 0.0;
+  static const LatencyTable t;
+  return t.hop[static_cast<int>(link_class)][static_cast<int>(a)][static_cast<int>(p)];
 }
 
 double latency_s(Protocol p, Algorithm a, LinkClass intra, int intra_steps, int inter_steps) {
-  const double intra_hop = latency_s(p, intra, 1, a) - latency_s(p, intra, 0, a);
-  const double net_hop = latency_s(p, LinkClass::network, 1, a) - latency_s(p, LinkClass::network, 0, a);
   const double ll_factor = p == Protocol::ll && inter_steps > 0 ? 1.8 : 1.0;
-  return latency_s(p, intra, 0, a) + intra_steps * intra_hop * ll_factor + inter_steps * net_hop;
+  return latency_s(p, intra, 0, a) + intra_steps * hop_latency_s(p, intra, a) * ll_factor + inter_steps * hop_latency_s(p, LinkClass::network, a);
 }
 
 std::string_view to_string(Algorithm a) { return a == Algorithm::ring ? "RING" : a == Algorithm::tree ? "TREE" : "NVLS"; }

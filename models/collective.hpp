@@ -129,6 +129,10 @@ double wire_efficiency(Protocol p);
 // the steps, NCCL 2.18.3's 23 us (collective.base_latency_nvls_Simple_s).
 double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a = Algorithm::ring);
 
+// NCCL's per-step latency of a link class for an algorithm and protocol (hwLat), seconds;
+// 0 for NVLS, whose latency has no per-step part.
+double hop_latency_s(Protocol p, LinkClass link_class, Algorithm a);
+
 // NCCL's latency across machines: base + intra_steps x the intra-machine hop latency (x 1.8
 // for LL, as NCCL 2.14-2.17 do across machines) + inter_steps x the network hop latency.
 // NCCL's ring all-reduce counts 2 x machines network steps of its 2(n-1); its tree

@@ -530,8 +530,7 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
   // (collective::tree_simple_chunk_latency_s()); the plan adds the actual chunks' pipeline.
   const bool chunkless = !tuner && a == Algorithm::tree && pr == Protocol::simple;
   auto hop_s = [&](LinkClass c) {
-    const double hop = collective::latency_s(pr, c, 1, a) - collective::latency_s(pr, c, 0, a);
-    return chunkless ? std::min(hop, collective::tree_simple_chunk_latency_s()) : 0.0;
+    return chunkless ? std::min(collective::hop_latency_s(pr, c, a), collective::tree_simple_chunk_latency_s()) : 0.0;
   };
   if (m <= 1) {
     const int steps = a == Algorithm::ring ? sched.steps : 2 * s.tree_depth;

@@ -617,7 +617,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
   std::string nccl_buffsize;
   const char* buffsize_help = "NCCL's buffer size, as NCCL_BUFFSIZE (bytes, or 8M; default 4M): a tree's Simple chunk is 1/8 of it";
-  run_cmd->add_option("--nccl-buffsize", nccl_buffsize, buffsize_help);
+  auto* run_buffsize = run_cmd->add_option("--nccl-buffsize", nccl_buffsize, buffsize_help);
 
   std::string import_path, import_out;
   auto* import_cmd = app.add_subcommand("import", "import a trace into the workload IR and print its counts");
@@ -655,7 +655,7 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--out", coll.out, "write collective.csv here");
   coll_cmd->add_option("--params", params_file, "model parameter file (e.g. written by `composim calibrate`)");
   coll_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
-  coll_cmd->add_option("--nccl-buffsize", nccl_buffsize, buffsize_help);
+  auto* coll_buffsize = coll_cmd->add_option("--nccl-buffsize", nccl_buffsize, buffsize_help);
 
   P2pArgs p2p;
   auto* p2p_cmd = app.add_subcommand("p2p", "emulate p2pBandwidthLatencyTest: copy bandwidth between every pair of GPUs");
@@ -727,7 +727,7 @@ int main(int argc, char** argv) {
 
   try {
     if (!params_file.empty()) load_params_file(params_file);
-    if (!nccl_buffsize.empty() || run_cmd->count("--nccl-buffsize") || app.get_subcommand("collective")->count("--nccl-buffsize")) {
+    if (run_buffsize->count() || coll_buffsize->count()) {
       double v = 0;
       try {
         v = sim::parse_nccl_size(nccl_buffsize);

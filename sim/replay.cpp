@@ -224,7 +224,6 @@ struct Replay::Impl {
     std::string algorithm;  // from the kernel name ("RING"); meaningful with protocol_from_trace
     double measured_dur_s = INFINITY;
     int captured_ranks = 0;  // ranks of the communicator when the trace was captured (0: unknown)
-    double latency_s = 0;  // the plan's latency and processing terms, added after the last flow
     int flows_left = 0;
     CollectivePlan plan;
   };
@@ -533,8 +532,8 @@ void Replay::Impl::start_collective(std::int32_t id) {
     simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + inst.plan.after_flows_s(), [this, id] { finish_collective(id); });
     return;
   }
-  // The latency and processing terms are added when the last flow ends (on_comm_done).
-  inst.latency_s = inst.plan.after_flows_s();
+  // The plan's latency, processing and pipeline terms are added when the last flow ends
+  // (on_comm_done).
 }
 
 void Replay::Impl::finish_collective(std::int32_t id) {
@@ -557,8 +556,7 @@ void Replay::Impl::on_comm_done(const sg4::Activity& a) {
   Instance& inst = instances[tag->instance];
   if (--inst.flows_left == 0) {
     const std::int32_t id = tag->instance;
-    const double latency = inst.latency_s;
-    simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + latency, [this, id] { finish_collective(id); });
+    simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + inst.plan.after_flows_s(), [this, id] { finish_collective(id); });
   }
 }
 
