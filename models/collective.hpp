@@ -154,10 +154,10 @@ double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu = fal
 // tree_simple_chunk_B()
 //
 // Bytes of one Simple chunk of a tree, per channel: NCCL_BUFFSIZE / NCCL_STEPS (8), the
-// parameter collective.nccl_buffsize_B (NCCL's default 4 MiB: 512 KiB chunks). NCCL 2.19+
-// (enqueue.cc) keeps this size for every message; NCCL 2.12-2.18 halved it down to 32 KiB
-// for messages too small to give each channel depth x 8 chunks, which composim does not
-// model.
+// parameter collective.nccl_buffsize_B (NCCL's default 4 MiB: 512 KiB chunks). NCCL 2.22+
+// (enqueue.cc, calcCollChunking) keeps this size for every message; NCCL 2.12 to 2.21
+// (computeColl) halved it, down to 32 KiB, for messages too small to give each channel
+// depth x 8 chunks, which composim does not model.
 double tree_simple_chunk_B();
 
 // tree_simple_chunk_latency_s()
