@@ -114,6 +114,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> parse_compose(cons
 
 std::vector<int> parse_placement(const topo::Topology& t, const std::string& text) {
   std::vector<int> out;
+  if (text.find_last_not_of(' ') != std::string::npos && text[text.find_last_not_of(' ')] == ',')
+    input_error("", "--placement", "\"" + text + "\" ends with a comma (expected a GPU after it)");
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
@@ -152,6 +154,12 @@ std::vector<int> parse_placement(const topo::Topology& t, const std::string& tex
   }
   if (out.empty()) input_error("", "--placement", "needs a comma-separated list of GPUs");
   return out;
+}
+
+// --gpus N with --placement: both say how many GPUs, so they must agree.
+void check_gpus_match_placement(int gpus, size_t placed) {
+  if (gpus > 0 && static_cast<size_t>(gpus) != placed)
+    input_error("", "--gpus", std::to_string(gpus) + " GPUs but --placement names " + std::to_string(placed) + " (give one of the two)");
 }
 
 std::vector<trace::Workload> load_traces(const std::vector<std::string>& paths) {
@@ -201,17 +209,24 @@ double duration_flag(const std::string& flag, const std::string& text) {
 }
 
 // Checks before a long simulation that --out can be written, so a bad location fails fast.
+// Leaves nothing behind: the writers make the directory when the outputs are ready, so a
+// run that fails leaves the file system as it was. The directory, or else its nearest
+// existing ancestor, must be a directory in which this process can create an entry (tried
+// with a probe directory, removed at once: permission bits do not tell for root or /proc).
 void check_out_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
   if (dir.empty()) input_error("", "--out", "needs a directory");
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) input_error(dir, "--out", "cannot create the output directory" + (ec ? ": " + ec.message() : std::string()));
-  const std::string probe = dir + "/.composim-write-test";
-  std::ofstream f(probe);
-  const bool ok = static_cast<bool>(f);
-  f.close();
-  std::filesystem::remove(probe, ec);
-  if (!ok) input_error(dir, "--out", "cannot write in the output directory");
+  const fs::path wanted = fs::absolute(dir, ec);
+  fs::path p = wanted;
+  while (!fs::exists(p, ec) && p.has_parent_path() && p.parent_path() != p) p = p.parent_path();
+  const bool exists = p == wanted;
+  if (!fs::is_directory(p, ec))
+    input_error(dir, "--out", exists ? "exists and is not a directory" : "cannot create the output directory: " + p.string() + " is not a directory");
+  const fs::path probe = p / (".composim-write-test-" + std::to_string(getpid()));
+  if (!fs::create_directory(probe, ec) || ec)
+    input_error(dir, "--out", (exists ? "cannot write in the output directory: " : "cannot create the output directory: cannot write in " + p.string() + ": ") + ec.message());
+  fs::remove(probe, ec);
 }
 
 int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
@@ -281,6 +296,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
 
 struct CollectiveArgs {
   std::string op = "all_reduce", bytes = "8:1G", topology, placement, p2p, algo, proto, out;
+  bool placement_given = false;
   double step_factor = 2;
   int gpus = 0;
 };
@@ -297,8 +313,10 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   } catch (const std::invalid_argument& e) {
     input_error("", "--bytes", e.what());
   }
+  if (a.placement_given && a.placement.empty()) input_error("", "--placement", "needs a comma-separated list of GPUs");
   if (!a.placement.empty()) {
     o.gpus = parse_placement(topology, a.placement);
+    check_gpus_match_placement(a.gpus, o.gpus.size());
   } else {
     const auto attached = topology.attached_gpus();
     const int n = a.gpus > 0 ? a.gpus : static_cast<int>(attached.size());
@@ -342,6 +360,7 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
 struct P2pArgs {
   std::string topology, p2p, placement, bytes = "64M", out;
   int gpus = 0;
+  bool placement_given = false;
 };
 
 // p2pBandwidthLatencyTest-style: unidirectional copy bandwidth between every ordered pair.
@@ -349,8 +368,11 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   if (out_given) check_out_dir(a.out);
   topo::Topology topology = load_topology(a.topology, a.p2p);
   std::vector<int> gpus;
-  if (!a.placement.empty()) gpus = parse_placement(topology, a.placement);
-  else {
+  if (a.placement_given && a.placement.empty()) input_error("", "--placement", "needs a comma-separated list of GPUs");
+  if (!a.placement.empty()) {
+    gpus = parse_placement(topology, a.placement);
+    check_gpus_match_placement(a.gpus, gpus.size());
+  } else {
     const int n = a.gpus > 0 ? a.gpus : static_cast<int>(topology.gpus().size());
     if (n > static_cast<int>(topology.gpus().size())) input_error(topology.file(), "--gpus", "more GPUs than the topology has");
     gpus.assign(topology.gpus().begin(), topology.gpus().begin() + n);
@@ -737,6 +759,8 @@ int main(int argc, char** argv) {
       set_param("collective.nccl_buffsize_B", v, "command line", "--nccl-buffsize");
     }
     run.placement_given = run_cmd->count("--placement") > 0;
+    coll.placement_given = coll_cmd->count("--placement") > 0;
+    p2p.placement_given = p2p_cmd->count("--placement") > 0;
     if (*run_cmd) return cmd_run(run, sg, run_cmd->count("--out") > 0);
     if (*val_cmd) {
       if (val_cmd->count("--out") && val.out_dir.empty()) input_error("", "--out", "needs a directory");

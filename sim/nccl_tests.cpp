@@ -38,7 +38,7 @@ double parse_nccl_size(const std::string& text) {
   else if (suffix == "T" || suffix == "t") f = 1024.0 * 1024 * 1024 * 1024;
   else if (!suffix.empty()) throw std::invalid_argument("cannot read size \"" + text + "\" (expected e.g. 8, 64K, 1M, 1G)");
   if (!(v > 0) || !std::isfinite(v)) throw std::invalid_argument("size \"" + text + "\" must be positive");
-  if (v * f > 1125899906842624.0) throw std::invalid_argument("size \"" + text + "\" is above 1P (2^50 bytes)");
+  if (v * f > 1125899906842624.0) throw std::invalid_argument("size \"" + text + "\" is above 2^50 bytes (1024T)");
   if (std::floor(v * f) < 1) throw std::invalid_argument("size \"" + text + "\" is below one byte");
   return std::floor(v * f);
 }

@@ -619,6 +619,37 @@ TEST(Cli, BadInputUnknownShippedTopology) {
   expect_input_error(r, "no-such-topo");
   EXPECT_NE(r.err.find("not a shipped topology"), std::string::npos) << r.err;
   expect_no_output(out);
+  EXPECT_FALSE(fs::exists(out)) << "a failed run created its --out directory";
+}
+
+// A failed command leaves the file system as it was: no --out directory, nested or not.
+TEST(Cli, FailedCommandsCreateNoOutDirectory) {
+  TempDir tmp;
+  const std::string nested = tmp.path() + "/a/b/c";
+  for (const std::string& args : {"collective --bytes abc --topology dgx-a100 --out " + q(nested),
+                                  "collective --bytes 1M --topology dgx-a100 --placement gpu0,gpu0 --out " + q(nested),
+                                  "p2p --topology no-such-topo --out " + q(nested)}) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_FALSE(fs::exists(tmp.path() + "/a")) << args;
+  }
+  const std::string file = tmp.path() + "/f";
+  std::ofstream(file) << "x";
+  composim::testing::expect_cli_error("collective --bytes 1M --gpus 2 --topology dgx-a100 --out " + q(file + "/x"),
+                                      file + "/x: --out: cannot create the output directory: " + file + " is not a directory");
+}
+
+// --gpus and --placement both count GPUs; a placement must name every GPU it means.
+TEST(Cli, PlacementConflictsAreErrors) {
+  using composim::testing::expect_cli_error;
+  expect_cli_error("collective --bytes 1M --topology dgx-a100 --gpus 2 --placement gpu0,gpu1,gpu2",
+                   "--gpus: 2 GPUs but --placement names 3 (give one of the two)");
+  expect_cli_error("p2p --topology dgx-a100 --gpus 3 --placement gpu0,gpu1", "--gpus: 3 GPUs but --placement names 2");
+  expect_cli_error("collective --bytes 1M --topology dgx-a100 --placement gpu0,", "--placement: \"gpu0,\" ends with a comma");
+  expect_cli_error("collective --bytes 1M --topology dgx-a100 --placement ''", "--placement: needs a comma-separated list of GPUs");
+  expect_cli_error("p2p --topology dgx-a100 --placement ''", "--placement: needs a comma-separated list of GPUs");
+  const auto agree = composim::testing::run_cli("collective --bytes 1M --topology dgx-a100 --gpus 2 --placement gpu0,gpu1");
+  EXPECT_EQ(agree.exit_code, 0) << agree.err;
 }
 
 // ---------------------------------------------------------------------------------------

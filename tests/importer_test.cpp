@@ -179,6 +179,14 @@ TEST(Importer, RejectsOutOfRangeEventFields) {
   EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": 7})", R"("distributedInfo": {"rank": 0, "world_size": 0},)"))
                 .find("distributedInfo.world_size: 0 is not a world size"),
             std::string::npos);
+  // Collective sizes whose bytes would overflow, or negative ones, are errors, not "unknown".
+  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": 7, "In msg nelems": 4611686018427387904})"))
+                .find("traceEvents[0].args: \"In msg nelems\" = 4611686018427387904 is not an integer in [0, 140737488355328]"),
+            std::string::npos);
+  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": 7, "Out msg nelems": -1})")).find("\"Out msg nelems\" = -1 is not"),
+            std::string::npos);
+  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": 7, "Group size": -2})")).find("\"Group size\" = -2 is not"),
+            std::string::npos);
   // A numeric string stream id is what some exporters write: accepted.
   EXPECT_EQ(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": "7"})")), "");
 }

@@ -71,6 +71,13 @@ TEST(Topology, ErrorsNameFileAndItem) {
   doc["links"][1].erase("lanes");
   EXPECT_NE(error_of(doc).find("links[1]: missing key \"lanes\""), std::string::npos) << error_of(doc);
 
+  for (const char* key : {"nodes", "links"}) {
+    doc = small();
+    doc.erase(key);
+    EXPECT_NE(error_of(doc).find(std::string("t.json: top level: missing key \"") + key + "\" (expected an array"), std::string::npos)
+        << error_of(doc);
+  }
+
   doc = small();
   doc["links"][1]["lanes"] = 12;
   EXPECT_NE(error_of(doc).find("links[1]: PCIe lanes 12"), std::string::npos) << error_of(doc);

@@ -71,9 +71,11 @@ class Fields {
     if (!obj.is_object()) input_error(file_, place_, "expected a JSON object");
   }
   bool has(const char* key) const { return obj_.contains(key); }
-  const json& raw(const char* key) {
+  // what: what the key must hold, for the error when it is missing.
+  const json& raw(const char* key, const char* what) {
     used_.insert(key);
-    return obj_.at(key);
+    if (!obj_.contains(key)) missing(key, what);
+    return obj_[key];
   }
   std::string str(const char* key, std::optional<std::string> def = std::nullopt) {
     used_.insert(key);
@@ -297,9 +299,9 @@ Topology Topology::parse(const json& doc, const std::string& file) {
   t.name_ = top.str("name");
   t.p2p_ = top.boolean("p2p", true);
   t.fabric_p2p_across_hosts_ = top.boolean("fabric_p2p_across_hosts", false);
-  const json& nodes = top.raw("nodes");
-  const json& links = top.raw("links");
-  const json* composition = top.has("composition") ? &top.raw("composition") : nullptr;
+  const json& nodes = top.raw("nodes", "an array of nodes");
+  const json& links = top.raw("links", "an array of links");
+  const json* composition = top.has("composition") ? &top.raw("composition", "an object") : nullptr;
   top.check_unknown();
   if (!nodes.is_array() || nodes.empty()) top.fail("\"nodes\" must be a non-empty array");
   if (!links.is_array()) top.fail("\"links\" must be an array");

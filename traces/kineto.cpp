@@ -264,6 +264,12 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       const auto device = checked_arg(a, "device", path, i, 0, 0, 1 << 20);
       const auto stream = checked_arg(a, "stream", path, i, 0, INT32_MIN, INT64_MAX / 2);
       if (k != GpuOpKind::kernel) checked_arg(a, "bytes", path, i, 0, 0, std::int64_t{1} << 50);
+      // A collective's element counts and group size: at most 2^47 elements (2^50 bytes of
+      // 8-byte elements), so sizes in bytes cannot overflow.
+      if (k == GpuOpKind::kernel) {
+        for (const char* key : {"In msg nelems", "Out msg nelems"}) checked_arg(a, key, path, i, 0, 0, std::int64_t{1} << 47);
+        checked_arg(a, "Group size", path, i, 0, 0, 1'000'000);
+      }
       gpu.push_back({&e, k, static_cast<int>(device), stream, get_int(a, "correlation"), 0, 0});
     } else {
       const json& a = e.contains("args") ? e["args"] : json::object();
