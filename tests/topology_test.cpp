@@ -79,6 +79,21 @@ TEST(Topology, ErrorsNameFileAndItem) {
   }
 
   doc = small();
+  doc["links"].push_back({{"from", "gpu0"}, {"to", "sw0"}, {"type", "nvlink"}, {"generation", 3}, {"links", 2}});
+  EXPECT_NE(error_of(doc).find("links[3]: nvlink link between a gpu and a pcie_switch: NVLink joins GPUs and NVSwitches"),
+            std::string::npos)
+      << error_of(doc);
+
+  doc = small();
+  doc["links"].push_back({{"from", "gpu0"}, {"to", "gpu1"}, {"type", "ethernet"}, {"rate_Gbps", 100}});
+  EXPECT_NE(error_of(doc).find("links[3]: ethernet link between a gpu and a gpu"), std::string::npos) << error_of(doc);
+
+  doc = small();
+  doc["links"].push_back({{"from", "gpu0"}, {"to", "sw0"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}, {"name", "second"}});
+  EXPECT_NE(error_of(doc).find("links[3]: a second link between \"gpu0\" and \"sw0\" (links[1] is the first)"), std::string::npos)
+      << error_of(doc);
+
+  doc = small();
   doc["links"][1]["lanes"] = 12;
   EXPECT_NE(error_of(doc).find("links[1]: PCIe lanes 12"), std::string::npos) << error_of(doc);
 

@@ -291,6 +291,46 @@ Topology Topology::load(const std::string& name_or_path) {
   return parse(doc, path);
 }
 
+namespace {
+
+// Which nodes a link of each type may join; anything else is a typo the routes would ignore.
+void check_link_ends(const Link& l, const std::vector<Node>& nodes, const std::string& file, const std::string& place) {
+  const NodeType a = nodes[l.from].type, b = nodes[l.to].type;
+  auto either = [&](auto pred) { return pred(a) || pred(b); };
+  auto both = [&](auto pred) { return pred(a) && pred(b); };
+  auto device = [](NodeType n) { return n == NodeType::gpu || n == NodeType::nic; };
+  const char* why = nullptr;
+  switch (l.type) {
+    case LinkType::nvlink:
+      if (!both([](NodeType n) { return n == NodeType::gpu || n == NodeType::nvswitch; })) why = "NVLink joins GPUs and NVSwitches";
+      break;
+    case LinkType::ethernet:
+    case LinkType::infiniband:
+      if (!both([](NodeType n) {
+            return n == NodeType::nic || n == NodeType::network_switch || n == NodeType::optical_transceiver || n == NodeType::retimer;
+          }))
+        why = "a network link joins NICs, network switches, transceivers and retimers";
+      break;
+    case LinkType::cpu_interconnect:
+      if (a != NodeType::host || b != NodeType::host) why = "a CPU interconnect joins two hosts (CPU sockets)";
+      break;
+    case LinkType::pcie:
+      if (either([](NodeType n) { return n == NodeType::nvswitch || n == NodeType::network_switch; }))
+        why = "PCIe does not reach NVSwitches or network switches";
+      else if (both(device) || (a == NodeType::host && b == NodeType::host))
+        why = "PCIe joins a device to a switch, retimer, transceiver or root complex, not two devices or two hosts";
+      break;
+    case LinkType::optical:
+      if (either([](NodeType n) { return n == NodeType::nvswitch; })) why = "an optical link does not reach NVSwitches";
+      break;
+  }
+  if (why)
+    input_error(file, place, std::string(to_string(l.type)) + " link between a " + std::string(to_string(a)) + " and a " +
+                                 std::string(to_string(b)) + ": " + why);
+}
+
+}  // namespace
+
 Topology Topology::parse(const json& doc, const std::string& file) {
   Topology t;
   Fields top(doc, file, "top level");
@@ -315,10 +355,17 @@ Topology Topology::parse(const json& doc, const std::string& file) {
     t.nodes_.push_back(std::move(n));
   }
   std::set<std::string> link_names;
+  std::map<std::pair<int, int>, size_t> link_between;  // unordered node pair -> first link
   for (size_t i = 0; i < links.size(); ++i) {
     const std::string place = "links[" + std::to_string(i) + "]";
     Link l = parse_link(links[i], file, place, index);
     if (!link_names.insert(l.name).second) input_error(file, place, "duplicate link name \"" + l.name + "\"");
+    check_link_ends(l, t.nodes_, file, place);
+    const auto pair = std::minmax(l.from, l.to);
+    if (auto [it, fresh] = link_between.emplace(pair, i); !fresh)
+      input_error(file, place, "a second link between \"" + t.nodes_[l.from].name + "\" and \"" + t.nodes_[l.to].name + "\" (links[" +
+                                   std::to_string(it->second) + "] is the first): routes take one link per pair, so write one link "
+                                   "with its lanes, NVLink links or rate added up");
     t.links_.push_back(std::move(l));
   }
   t.finish(file);
