@@ -47,6 +47,12 @@ GpuSpec find_gpu_spec(std::string_view model_name, bool* known) {
   return {std::string(model_name), 4, true, 1000e9, 80};
 }
 
+std::string known_gpu_models() {
+  std::string out;
+  for (const auto& e : kTable) out += (out.empty() ? "" : ", ") + e.spec.name;
+  return out;
+}
+
 ModelInfo gpu_model_info() {
   return {"gpu",
           "GPU: kernels replay at measured duration; operations become eligible after the launch latency",

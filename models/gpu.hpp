@@ -37,6 +37,9 @@ struct GpuSpec {
 // named after the input, and `known` is set to false.
 GpuSpec find_gpu_spec(std::string_view model_name, bool* known = nullptr);
 
+// The canonical names of the table's models, comma-separated, for error messages.
+std::string known_gpu_models();
+
 ModelInfo gpu_model_info();
 
 }  // namespace composim::gpu

@@ -94,6 +94,10 @@ TEST(Topology, ErrorsNameFileAndItem) {
       << error_of(doc);
 
   doc = small();
+  doc["nodes"][2]["model"] = "FOO-GPU";
+  EXPECT_NE(error_of(doc).find("nodes[2]: unknown GPU model \"FOO-GPU\" (known: V100, A100, H100"), std::string::npos) << error_of(doc);
+
+  doc = small();
   doc["links"][1]["lanes"] = 12;
   EXPECT_NE(error_of(doc).find("links[1]: PCIe lanes 12"), std::string::npos) << error_of(doc);
 
@@ -104,6 +108,19 @@ TEST(Topology, ErrorsNameFileAndItem) {
   doc = small();
   doc["schema_version"] = 2;
   EXPECT_NE(error_of(doc).find("schema_version 2"), std::string::npos);
+}
+
+// GeForce cards have PCIe P2P disabled by the driver (models/gpu.cpp): off unless the
+// topology turns it on, as the tinygrad-driver validation topology does.
+TEST(Topology, GpuModelSetsDefaultP2p) {
+  auto doc = small();
+  doc["nodes"][2]["model"] = "NVIDIA GeForce RTX 4090";
+  doc["nodes"][3]["model"] = "NVIDIA GeForce RTX 4090";
+  doc["nodes"][3]["p2p"] = true;
+  const auto t = topo::Topology::parse(doc, "t.json");
+  EXPECT_FALSE(t.nodes()[2].p2p);
+  EXPECT_TRUE(t.nodes()[3].p2p);
+  EXPECT_TRUE(topo::Topology::parse(small(), "t.json").nodes()[2].p2p);  // A100
 }
 
 TEST(Topology, ShippedTopologiesLoad) {

@@ -29,7 +29,7 @@ json generate_topology(const GenerateOptions& o) {
   if (!(o.host_nic_Gbps > 0)) fail("--host-nic-gbps must be positive");
   bool known = false;
   gpu::find_gpu_spec(o.gpu_model, &known);
-  if (!known && o.gpu_generation == 0) fail("unknown GPU model \"" + o.gpu_model + "\": give --gpu-gen for its PCIe generation");
+  if (!known) fail("unknown GPU model \"" + o.gpu_model + "\" (known: " + gpu::known_gpu_models() + ")");
   const int gpu_gen = o.gpu_generation > 0 ? o.gpu_generation : gpu::find_gpu_spec(o.gpu_model).pcie_generation;
   json nodes = json::array(), links = json::array();
   auto pcie = [&](const std::string& a, const std::string& b, int gen, int lanes) {

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "models/error.hpp"
+#include "models/gpu.hpp"
 #include "models/host.hpp"
 #include "models/network.hpp"
 #include "models/nvlink.hpp"
@@ -177,10 +178,18 @@ Node parse_node(const json& j, const std::string& file, const std::string& place
       if (n.generation < 1 || n.generation > 6) f.fail("\"generation\" must be 1-6");
       n.latency_s = f.num("latency_s", pcie::switch_latency_s(n.generation));
       break;
-    case NodeType::gpu:
+    case NodeType::gpu: {
       n.model = f.str("model");
-      n.p2p = f.boolean("p2p", true);
+      bool known = false;
+      const gpu::GpuSpec spec = gpu::find_gpu_spec(n.model, &known);
+      // The model sets the GPU's PCIe generation, P2P support and compute capability (what
+      // NCCL's tables are indexed by): a name nobody knows would get a guess.
+      if (!known)
+        f.fail("unknown GPU model \"" + n.model + "\" (known: " + gpu::known_gpu_models() + "; a new model goes in models/gpu.cpp's table)");
+      // GeForce cards: the driver disables PCIe P2P unless the topology says otherwise.
+      n.p2p = f.boolean("p2p", spec.pcie_p2p);
       break;
+    }
     case NodeType::nic: n.latency_s = f.num("latency_s", 0.0); break;
     case NodeType::nvswitch: n.latency_s = f.num("latency_s", nvlink::kNvSwitchLatency_s); break;
     case NodeType::retimer: n.latency_s = f.num("latency_s", pcie::kRetimerLatency_s); break;
