@@ -25,10 +25,12 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "models/error.hpp"
+#include "models/gpu.hpp"
 #include "models/registry.hpp"
 #include "models/units.hpp"
 #include "sim/nccl_tests.hpp"
@@ -156,6 +158,12 @@ std::vector<int> parse_placement(const topo::Topology& t, const std::string& tex
   return out;
 }
 
+std::string join(const std::set<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
 // --gpus N with --placement: both say how many GPUs, so they must agree.
 void check_gpus_match_placement(int gpus, size_t placed) {
   if (gpus > 0 && static_cast<size_t>(gpus) != placed)
@@ -264,6 +272,19 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   for (const auto& w : ws)
     if (w.synthetic)
       std::printf("note: %s is a synthetic trace: its \"measured\" times come from its generator, not from hardware\n", w.source.c_str());
+  {
+    // Kernels keep their measured durations: on another GPU model the compute is not rescaled.
+    std::set<std::string> topo_models;
+    for (int g : topology.gpus()) topo_models.insert(gpu::find_gpu_spec(topology.nodes()[g].model).name);
+    std::set<std::string> noted;
+    for (const auto& w : ws) {
+      bool known = false;
+      const std::string m = w.gpu_model.empty() ? "" : gpu::find_gpu_spec(w.gpu_model, &known).name;
+      if (known && !topo_models.count(m) && noted.insert(m).second)
+        std::printf("note: the trace ran on %s GPUs, topology %s has %s: kernels keep their measured durations (compute is not rescaled)\n",
+                    m.c_str(), topology.name().c_str(), join(topo_models).c_str());
+    }
+  }
   if (result.collectives_without_size)
     std::printf("note: %llu collective(s) had no message size in the trace and were replayed at their measured duration\n",
                 static_cast<unsigned long long>(result.collectives_without_size));

@@ -277,6 +277,20 @@ TEST(Cli, ShippedExampleWithoutOutWritesNothing) {
   EXPECT_TRUE(fs::is_empty(tmp.path())) << "files appeared in the working directory " << tmp.path();
 }
 
+// A V100 trace on A100s: the replay says that kernels keep their V100 durations; on the
+// V100 chassis it says nothing of the kind.
+TEST(Cli, RunNotesAnotherGpuModel) {
+  const CliResult other = run_cli("run " + example_traces() + " --topology dgx-a100");
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_NE(other.out.find("note: the trace ran on V100 GPUs, topology dgx-a100 has A100: kernels keep their measured durations "
+                           "(compute is not rescaled)"),
+            std::string::npos)
+      << other.out;
+  const CliResult same = run_cli("run " + example_traces() + " --topology composable-falcon4016");
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(same.out.find("compute is not rescaled"), std::string::npos) << same.out;
+}
+
 // ---------------------------------------------------------------------------------------
 // 2. Import counts against the shared traces' summary.csv.
 
