@@ -394,6 +394,12 @@ void Replay::Impl::match_collectives() {
                       "mismatched collective: this rank has " + std::string(collective::to_string(c.kind)) + " of " +
                           human_bytes(static_cast<double>(c.in_bytes)) + ", rank " +
                           std::to_string(workloads[rank_workload[inst.members.front().rank]].rank) + " has " + inst.label);
+        const int captured = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
+        if (static_cast<int>(members.size()) != inst.expected || (captured > 0 && inst.captured_ranks > 0 && captured != inst.captured_ranks))
+          input_error(w.source, "rank " + std::to_string(w.rank) + ", collective #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\"",
+                      "mismatched communicator: this rank's trace gives it " + std::to_string(members.size()) + " member(s) (group size " +
+                          std::to_string(captured) + "), rank " + std::to_string(workloads[rank_workload[inst.members.front().rank]].rank) +
+                          "'s " + std::to_string(inst.expected) + " (group size " + std::to_string(inst.captured_ranks) + ")");
       }
       Instance& inst = instances[it->second];
       inst.members.push_back({r, g.gpu_base + c.gpu_op});

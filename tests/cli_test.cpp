@@ -626,6 +626,28 @@ TEST(Cli, BadInputMismatchedCollectiveSizes) {
   expect_no_output(out);
 }
 
+// Rank 1's trace says its all-reduce's group has 3 ranks, rank 0's says 2: not one
+// communicator, whatever the matching sizes.
+TEST(Cli, BadInputMismatchedGroupSize) {
+  TempDir tmp;
+  const std::string r0 = write_rank0_single(tmp);
+  json t1 = read_json(hand_made("hang_rank1.json"));
+  bool changed = false;
+  for (auto& e : t1["traceEvents"])
+    if (e["cat"] == "kernel" && e["args"].contains("Group size")) {
+      e["args"]["Group size"] = 3;
+      changed = true;
+    }
+  ASSERT_TRUE(changed);
+  const std::string r1 = tmp.path() + "/rank1_group3.json";
+  write_json(r1, t1);
+  const CliResult r = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100");
+  expect_input_error(r, r1);
+  EXPECT_NE(r.err.find("mismatched communicator: this rank's trace gives it 2 member(s) (group size 3), rank 0's 2 (group size 2)"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(Cli, BadInputUnknownShippedTopology) {
   TempDir tmp;
   const std::string out = tmp.path() + "/out";
