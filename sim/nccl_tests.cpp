@@ -109,11 +109,19 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
   const int n = static_cast<int>(o.gpus.size());
   std::set<std::pair<int, int>> pairs;
   for (double size : o.sizes_B) {
-    auto p = planner.plan(o.kind, per_rank_input_B(o.kind, size, n), o.gpus, o.choices);
+    // nccl-tests' counts (common.cu's setupArgs, each test's getCollByteCount): the size in
+    // whole elements, and for the operations that split it over the ranks, whole elements
+    // per rank; the row shows those bytes, as nccl-tests prints them (8 B all-gathered on 8
+    // GPUs is 0 B, count 0).
+    using collective::Kind;
+    const bool split = o.kind == Kind::all_gather || o.kind == Kind::reduce_scatter || o.kind == Kind::all_to_all;
+    const double elems = std::floor(size / o.type_size_B), count = split ? std::floor(elems / n) : elems;
+    const double moved_B = (split ? count * n : count) * o.type_size_B;
+    auto p = planner.plan(o.kind, per_rank_input_B(o.kind, moved_B, n), o.gpus, o.choices);
     for (const auto& f : p.flows) pairs.emplace(f.src, f.dst);
     SweepRow row;
-    row.size_B = size;
-    row.count = std::floor(size / o.type_size_B);
+    row.size_B = moved_B;
+    row.count = count;
     row.algorithm = p.algorithm;
     row.protocol = p.protocol;
     row.channels = p.channels;

@@ -303,6 +303,21 @@ TEST(CollectiveCommand, TreePipelineFill) {
   composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize \"\"", "--nccl-buffsize: empty size");
 }
 
+// Sizes become nccl-tests' whole elements, per rank where the operation splits them: 8 B
+// all-gathered on 8 GPUs is 0 B (count 0), 100 B is 96 B (3 floats per rank); an all-reduce
+// of 6 B moves one float.
+TEST(CollectiveCommand, SizesAreWholeElementsAsInNcclTests) {
+  auto ag = composim::testing::collective_row("--op all_gather --bytes 8 --topology dgx-a100");
+  EXPECT_EQ(ag[2], "0");
+  EXPECT_EQ(ag[3], "0");
+  ag = composim::testing::collective_row("--op all_gather --bytes 100 --topology dgx-a100");
+  EXPECT_EQ(ag[2], "96");
+  EXPECT_EQ(ag[3], "3");
+  const auto ar = composim::testing::collective_row("--bytes 6 --gpus 2 --topology dgx-a100");
+  EXPECT_EQ(ar[2], "4");
+  EXPECT_EQ(ar[3], "1");
+}
+
 // NCCL's latency across machines counts intra-machine and network steps apart. 2 x 8 A100,
 // 8 bytes: a tree in LL, 2 x 7 NVLink steps (0.52 us, x 1.8 for LL across machines) and
 // 2 x 1 network steps (5.0 us) on 4.4 us: 27.5 us (it was 4.4 + 16 x 5.0 = 84.4 us when
@@ -319,7 +334,8 @@ TEST(CollectiveCommand, LatencyAcrossMachinesCountsNetworkStepsApart) {
 // tree over 5 machines of 8 A100 climbs floor(log2 5) = 2 network levels each way:
 // 4.4 + 2 x (7 x 0.52 x 1.8 + 2 x 5.0) = 37.5 us in LL.
 TEST(CollectiveCommand, LatencyAcrossMachinesOtherOperationsAndFiveMachines) {
-  auto ag = composim::testing::collective_row("--op all_gather --bytes 8 --proto Simple --topology 2x-hgx-h100-ib");
+  // 64 B: one float per rank (8 B would round to none, as nccl-tests does).
+  auto ag = composim::testing::collective_row("--op all_gather --bytes 64 --proto Simple --topology 2x-hgx-h100-ib");
   EXPECT_NEAR(std::stod(ag[16]), 8.4 + 14 * 3.4 + 9.6, 0.001);
   EXPECT_EQ(ag[17], "1");
   composim::testing::TempDir d;
