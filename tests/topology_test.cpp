@@ -94,6 +94,10 @@ TEST(Topology, ErrorsNameFileAndItem) {
       << error_of(doc);
 
   doc = small();
+  doc["nodes"][3]["name"] = "gpu,1";
+  EXPECT_NE(error_of(doc).find("nodes[3]: node name \"gpu,1\" has a comma"), std::string::npos) << error_of(doc);
+
+  doc = small();
   doc["nodes"][2]["model"] = "FOO-GPU";
   EXPECT_NE(error_of(doc).find("nodes[2]: unknown GPU model \"FOO-GPU\" (known: V100, A100, H100"), std::string::npos) << error_of(doc);
 

@@ -198,6 +198,9 @@ Node parse_node(const json& j, const std::string& file, const std::string& place
   }
   f.check_unknown();
   if (n.name.empty()) f.fail("\"name\" must not be empty");
+  // --placement and --compose name nodes in comma-separated lists of host:gpu and host=gpus.
+  if (n.name.find_first_of(",:= \t") != std::string::npos)
+    f.fail("node name \"" + n.name + "\" has a comma, colon, equals sign or blank, which --placement and --compose cannot name");
   return n;
 }
 
