@@ -63,6 +63,8 @@ void load_params_file(const std::string& path) {
     doc = nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& e) {
     input_error(path, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    input_error(path, "", std::string("unreadable JSON: ") + e.what());
   }
   if (!doc.is_object() || !doc.contains("params") || !doc["params"].is_object())
     input_error(path, "top level", "expected an object with a \"params\" object of \"<model>.<parameter>\": value");

@@ -804,7 +804,7 @@ int main(int argc, char** argv) {
     }
     if (*plot_cmd) {
       const std::string script = std::string(COMPOSIM_SOURCE_DIR) + "/plots/plot.py";
-      const std::string cmd = "/usr/bin/python3 '" + script + "' '" + plot_dir + "'";
+      const std::string cmd = "/usr/bin/python3 " + sim::shell_quote(script) + " " + sim::shell_quote(plot_dir);
       const int rc = std::system(cmd.c_str());
       return WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
     }

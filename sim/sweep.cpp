@@ -19,8 +19,38 @@
 
 namespace composim::sim {
 
+
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;  // axes keep the spec's order
+
+namespace {
+
+// Reads a point's summary.json into *out; returns what is wrong with it ("" when it holds
+// every number a row needs), so a truncated or foreign file is run again or reported.
+std::string read_summary(const std::string& path, json* out = nullptr) {
+  std::ifstream f(path);
+  if (!f) return "no summary.json";
+  json s;
+  try {
+    s = json::parse(f);
+  } catch (const json::exception& e) {
+    return path + ": unreadable: " + e.what();
+  }
+  const bool ok = s.is_object() && s.contains("predicted_iteration_s") && s["predicted_iteration_s"].is_number() &&
+                  s.contains("measured_iteration_s") && s["measured_iteration_s"].is_number() && s.contains("breakdown") &&
+                  s["breakdown"].is_object();
+  if (ok)
+    for (const char* k : {"compute_s", "exposed_communication_s", "memcpy_s", "idle_s"})
+      if (!s["breakdown"].contains(k) || !s["breakdown"][k].is_number()) return path + ": no breakdown." + k;
+  if (ok)
+    for (const char* k : {"busiest_link", "busiest_link_utilisation"})
+      if (s.contains(k) && !s[k].is_string()) return path + ": " + k + " is not a string";
+  if (!ok) return path + ": not a composim run summary";
+  if (out) *out = std::move(s);
+  return "";
+}
+
+}  // namespace
 
 namespace {
 
@@ -81,6 +111,8 @@ int run_sweep_spec(const SweepRunOptions& o) {
     spec = json::parse(in);
   } catch (const json::parse_error& e) {
     input_error(spec_file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    input_error(spec_file, "", std::string("unreadable JSON: ") + e.what());
   }
   if (!spec.is_object() || (!spec.contains("axes") && !spec.contains("points")))
     input_error(spec_file, "top level", "expected \"axes\" (an object of axis name -> list of values) and/or \"points\" (a list)");
@@ -88,8 +120,20 @@ int run_sweep_spec(const SweepRunOptions& o) {
   for (auto it = spec.begin(); it != spec.end(); ++it)
     if (!kTop.count(it.key())) input_error(spec_file, "top level", "unknown key \"" + it.key() + "\" (name, description, traces, generate, axes, points, run_args)");
   if (spec.contains("axes") && !spec["axes"].is_object()) input_error(spec_file, "axes", "expected an object of axis name -> list of values");
+  // The name goes into sweep.slurm's comments and the summary line: one printable line.
+  if (spec.contains("name")) {
+    if (!spec["name"].is_string()) input_error(spec_file, "name", "expected a string");
+    for (unsigned char ch : spec["name"].get<std::string>())
+      if (ch < 0x20 || ch == 0x7f) input_error(spec_file, "name", "must be one line of printable text");
+  }
+  if (spec.contains("generate") && !spec["generate"].is_object()) input_error(spec_file, "generate", "expected an object of generator parameters");
+  if (spec.contains("run_args")) {
+    if (!spec["run_args"].is_array()) input_error(spec_file, "run_args", "expected a list of strings (extra `composim run` arguments)");
+    for (const auto& a : spec["run_args"])
+      if (!a.is_string()) input_error(spec_file, "run_args", "expected a list of strings, not " + a.dump());
+  }
   if (spec.contains("axes") && spec["axes"].empty() && !spec.contains("points")) input_error(spec_file, "axes", "no axis and no points: the sweep has nothing to run");
-  if (spec.contains("traces") && (!spec["traces"].is_array() || spec["traces"].empty() || !spec["traces"][0].is_string()))
+  if (spec.contains("traces") && (!spec["traces"].is_array() || spec["traces"].size() != 1 || !spec["traces"][0].is_string()))
     input_error(spec_file, "traces", "expected a list with one trace file (use a \"trace\" axis for several)");
   if (spec.contains("points") && !spec["points"].is_array()) input_error(spec_file, "points", "expected a list of parameter objects");
   static const std::set<std::string> kKnown = {"placement", "hosts", "gpus", "levels", "fanout", "switch_gen", "uplink_gen", "uplink_lanes",
@@ -135,6 +179,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
       if (v.is_object()) {
         for (auto it = v.begin(); it != v.end(); ++it)
           if (it.key() != "label") p.params[it.key()] = *it;
+        if (v.contains("label") && !v["label"].is_string()) input_error(spec_file, "axes." + axes[a].first, "\"label\" must be a string");
         p.labels.emplace_back(axes[a].first, v.value("label", v.dump()));
       } else {
         p.params[axes[a].first] = v;
@@ -151,6 +196,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
       const json& v = spec["points"][k];
       if (!v.is_object()) input_error(spec_file, "points[" + std::to_string(k) + "]", "expected an object of parameters");
       check_keys(v, "points[" + std::to_string(k) + "]");
+      if (v.contains("label") && !v["label"].is_string()) input_error(spec_file, "points[" + std::to_string(k) + "]", "\"label\" must be a string");
       SweepPoint p;
       p.index = points.size();
       p.params = base;
@@ -170,13 +216,19 @@ int run_sweep_spec(const SweepRunOptions& o) {
   // Every point's parameters are checked before anything runs.
   for (const auto& p : points) {
     const std::string place = "point " + std::to_string(p.index);
-    if (p.params.contains("ranks") && (!p.params["ranks"].is_number_integer() || p.params["ranks"].get<long long>() < 1))
-      input_error(spec_file, place, "\"ranks\" must be a positive integer, not " + p.params["ranks"].dump());
+    if (p.params.contains("ranks") && (!p.params["ranks"].is_number_integer() || p.params["ranks"].get<long long>() < 1 ||
+                                       p.params["ranks"].get<long long>() > 1000000))
+      input_error(spec_file, place, "\"ranks\" must be an integer in [1, 1000000], not " + p.params["ranks"].dump());
     if (!p.params.contains("trace")) input_error(spec_file, "traces", "no trace: give \"traces\" or a \"trace\" axis");
     if (!p.params["trace"].is_string()) input_error(spec_file, place, "\"trace\" must be a file name");
     if (p.params.contains("compose") && !p.params["compose"].is_string()) input_error(spec_file, place, "\"compose\" must be a string like host0=gpu0-3");
     if (p.params.contains("topology")) {
       if (!p.params["topology"].is_string()) input_error(spec_file, place, "\"topology\" must be a shipped name or a file");
+      // A given topology is run as it is: generator parameters would only label the row.
+      static const std::set<std::string> kWithTopology = {"topology", "trace", "ranks", "compose", "label"};
+      for (auto it = p.params.begin(); it != p.params.end(); ++it)
+        if (!kWithTopology.count(it.key()))
+          input_error(spec_file, place, "\"" + it.key() + "\" is a generator parameter, which a point with a \"topology\" ignores");
     } else {
       try {
         topo::generate_topology(generator_options(p.params, place));
@@ -224,6 +276,13 @@ int run_sweep_spec(const SweepRunOptions& o) {
         identity["trace_file"] = {{"size", static_cast<long long>(fs::file_size(tr, ec))},
                                   {"mtime", static_cast<long long>(fs::last_write_time(tr, ec).time_since_epoch().count())}};
     }
+    if (p.params.contains("topology")) {
+      const std::string tf = p.params["topology"].get<std::string>();
+      std::error_code ec;
+      if (fs::is_regular_file(tf, ec))
+        identity["topology_file"] = {{"size", static_cast<long long>(fs::file_size(tf, ec))},
+                                     {"mtime", static_cast<long long>(fs::last_write_time(tf, ec).time_since_epoch().count())}};
+    }
     json stored;
     if (std::ifstream f(params_file); f) {
       try {
@@ -231,7 +290,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
       } catch (...) {
       }
     }
-    if (stored == identity && fs::exists(p.dir + "/out/summary.json")) {
+    if (stored == identity && read_summary(p.dir + "/out/summary.json").empty()) {
       p.reused = true;
       continue;
     }
@@ -330,16 +389,16 @@ int run_sweep_spec(const SweepRunOptions& o) {
   if (explicit_points) csv += ",label";
   csv += ",predicted_iteration_s,measured_iteration_s,compute_s,exposed_communication_s,memcpy_s,idle_s,busiest_link,busiest_link_utilisation,error\n";
   size_t failed = 0, reused = 0;
-  for (const auto& p : points) {
+  for (auto& p : points) {
     std::string row = std::to_string(p.index);
     for (const auto& [axis, label] : p.labels) {
       std::string l = label;
       std::replace(l.begin(), l.end(), ',', ';');
       row += "," + l;
     }
+    json s;
+    if (p.error.empty()) p.error = read_summary(p.dir + "/out/summary.json", &s);
     if (p.error.empty()) {
-      std::ifstream f(p.dir + "/out/summary.json");
-      json s = json::parse(f);
       char buf[512];
       std::snprintf(buf, sizeof buf, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%s,", s["predicted_iteration_s"].get<double>(),
                     s["measured_iteration_s"].get<double>(), s["breakdown"]["compute_s"].get<double>(),

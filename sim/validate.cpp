@@ -300,6 +300,8 @@ int validate(const ValidateOptions& o) {
       c.doc = json::parse(in);
     } catch (const json::parse_error& e) {
       input_error(f, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+    } catch (const json::exception& e) {  // e.g. a number too large for a double
+      input_error(f, "", std::string("unreadable JSON: ") + e.what());
     }
     c.name = need_str(c.doc, "name", c, "top level");
     if (c.name.empty()) input_error(f, "name", "must not be empty");
@@ -480,6 +482,8 @@ Case load_case_file(const std::string& file, const std::string& data) {
     c.doc = json::parse(in);
   } catch (const json::parse_error& e) {
     input_error(file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    input_error(file, "", std::string("unreadable JSON: ") + e.what());
   }
   c.name = need_str(c.doc, "name", c, "top level");
   c.category = need_str(c.doc, "category", c, "top level");

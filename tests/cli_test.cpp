@@ -916,3 +916,61 @@ TEST(Cli, SimgridCfgFlagsPassThrough) {
   EXPECT_NEAR(busbw(cm02.out), 14.40 * 0.914, 0.01);  // Gen3 x16 x pcie.link.efficiency
   EXPECT_LT(busbw(lv08.out), busbw(cm02.out) * 0.99);
 }
+
+// ---------------------------------------------------------------------------------------
+// Sweep specs: malformed fields are input errors before anything is created, and a
+// resumed sweep runs a point again when its topology file or its output changed.
+
+TEST(Cli, SweepSpecErrors) {
+  TempDir d;
+  const std::string trace = example(0);
+  const json good = {{"name", "t"}, {"traces", {trace}}, {"points", {{{"topology", "pcie-8gpu-gen3"}, {"ranks", 1}}}}};
+  struct Case {
+    std::function<void(json&)> edit;
+    std::string message;
+  } cases[] = {
+      {[](json& s) { s["name"] = "x\ntouch /tmp/y"; }, "name: must be one line of printable text"},
+      {[](json& s) { s["name"] = 5; }, "name: expected a string"},
+      {[](json& s) { s["generate"] = 5; }, "generate: expected an object"},
+      {[](json& s) { s["run_args"] = {1}; }, "run_args: expected a list of strings, not 1"},
+      {[&](json& s) { s["traces"] = {trace, trace}; }, "traces: expected a list with one trace file"},
+      {[](json& s) { s["points"][0]["ranks"] = 4294967298LL; }, "\"ranks\" must be an integer in [1, 1000000], not 4294967298"},
+      {[](json& s) { s["points"][0]["uplink_gen"] = 1; }, "\"uplink_gen\" is a generator parameter, which a point with a \"topology\" ignores"},
+      {[](json& s) { s["points"][0]["label"] = 7; }, "points[0]: \"label\" must be a string"},
+  };
+  for (const auto& c : cases) {
+    json spec = good;
+    c.edit(spec);
+    const std::string file = d.write("spec.json", spec.dump());
+    composim::testing::expect_cli_error("sweep " + q(file) + " --out " + q(d.path() + "/out"), c.message);
+    EXPECT_FALSE(fs::exists(d.path() + "/out")) << c.message;
+  }
+}
+
+TEST(Cli, SweepResumeRerunsChangedTopologyAndBrokenOutput) {
+  TempDir d;
+  const std::string topo = d.path() + "/topo.json", out = d.path() + "/out";
+  fs::copy_file(shipped_topology("pcie-8gpu-gen3"), topo);
+  const json spec = {{"name", "t"}, {"traces", {example(0)}}, {"points", {{{"topology", topo}, {"ranks", 1}}}}};
+  const std::string file = d.write("spec.json", spec.dump());
+  auto reused = [&] {
+    const CliResult r = run_cli("sweep " + q(file) + " --out " + q(out));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(r.out, m, std::regex(R"((\d+) reused from an earlier run, (\d+) failed)"))) << r.out;
+    EXPECT_EQ(m.size() > 2 ? m[2].str() : "", "0") << r.out;
+    return m.size() > 1 ? std::stoi(m[1].str()) : -1;
+  };
+  EXPECT_EQ(reused(), 0);
+  EXPECT_EQ(reused(), 1);
+  // Same file name, other content (and modification time): run again.
+  json t = read_json(topo);
+  t["description"] = "edited";
+  fs::last_write_time(topo, fs::last_write_time(topo) - std::chrono::hours(1));
+  write_json(topo, t);
+  EXPECT_EQ(reused(), 0);
+  // A truncated summary is not a result: run again.
+  std::ofstream(out + "/points/0/out/summary.json") << "{\"predicted";
+  EXPECT_EQ(reused(), 0);
+  EXPECT_EQ(reused(), 1);
+}

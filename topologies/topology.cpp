@@ -299,6 +299,8 @@ Topology Topology::load(const std::string& name_or_path) {
     doc = json::parse(in);
   } catch (const json::parse_error& e) {
     input_error(path, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    input_error(path, "", std::string("unreadable JSON: ") + e.what());
   }
   return parse(doc, path);
 }

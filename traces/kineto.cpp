@@ -173,6 +173,8 @@ json parse_trace_file(const std::string& path) {
     return json::parse(text);
   } catch (const json::parse_error& e) {
     input_error(path, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    input_error(path, "", std::string("unreadable JSON: ") + e.what());
   }
 }
 
