@@ -90,16 +90,25 @@ std::vector<std::string> csv_fields(const std::string& line) {
   return out;
 }
 
-std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
+// Rows of a CSV file by column name. `required`: columns the header must have; every row
+// must have as many fields as the header, so a missing value is an error naming the row.
+std::vector<std::map<std::string, std::string>> read_csv(const std::string& path, const std::vector<std::string>& required = {}) {
   std::ifstream in(path);
   if (!in) input_error(path, "", "cannot open");
   std::string line;
   std::getline(in, line);
   const auto header = csv_fields(line);
+  for (const auto& col : required)
+    if (std::find(header.begin(), header.end(), col) == header.end()) input_error(path, "header", "no column \"" + col + "\"");
   std::vector<std::map<std::string, std::string>> rows;
+  size_t row_no = 1;
   while (std::getline(in, line)) {
+    ++row_no;
     if (line.empty()) continue;
     auto f = csv_fields(line);
+    if (f.size() < header.size())
+      input_error(path, "row " + std::to_string(row_no),
+                  std::to_string(f.size()) + " fields where the header has " + std::to_string(header.size()));
     std::map<std::string, std::string> row;
     for (size_t i = 0; i < header.size() && i < f.size(); ++i) {
       std::string v = f[i];
@@ -162,9 +171,9 @@ void load_measured(Case& c, const std::string& data) {
     if (kind == "nccl-tests-csv") {
       const std::string id = need_str(m, "source_id", c, "measured");
       size_t row = 1;
-      for (const auto& r : read_csv(path)) {
+      for (const auto& r : read_csv(path, {"source_id", "bytes", "time_us", "busbw_GBps"})) {
         ++row;
-        if (r.count("source_id") && r.at("source_id") == id && !r.at("time_us").empty()) {
+        if (r.at("source_id") == id && !r.at("time_us").empty()) {
           const std::string place = "row " + std::to_string(row);
           add(measured_number(r.at("bytes"), path, place), measured_number(r.at("time_us"), path, place),
               measured_number(r.at("busbw_GBps"), path, place, /*zero_ok=*/true));
@@ -192,7 +201,7 @@ void load_measured(Case& c, const std::string& data) {
     if (!c.skip_reason.empty()) return;
     const std::string id = need_str(m, "source_id", c, "measured"), test = need_str(m, "test", c, "measured");
     const double t = need_num(tol, "pct", c, "tolerance");
-    for (const auto& r : read_csv(path))
+    for (const auto& r : read_csv(path, {"source_id", "test", "src_gpu", "dst_gpu", "value"}))
       if (r.at("source_id") == id && r.at("test") == test && r.at("src_gpu") != r.at("dst_gpu") && !r.at("value").empty())
         c.points.push_back({r.at("src_gpu") + "->" + r.at("dst_gpu"), "copy_bandwidth", "GB/s", 0, 0, measured_number(r.at("value"), path, "source " + id), NAN, t});
     if (c.points.empty()) input_error(c.file, "measured", "no off-diagonal rows for this source and test in " + path);
@@ -250,7 +259,7 @@ void read_predictions(Case& c) {
       c.run_error = "the trace's measured median step is " + std::to_string(traced) + " s, the case states " + std::to_string(c.points[0].measured);
   } else if (kind == "collective") {
     std::map<long long, std::map<std::string, std::string>> by_size;
-    for (auto& r : read_csv(c.work_dir + "/collective.csv")) by_size[std::stoll(r.at("size_B"))] = r;
+    for (auto& r : read_csv(c.work_dir + "/collective.csv", {"size_B", "time_us", "busbw_GBps"})) by_size[std::stoll(r.at("size_B"))] = r;
     for (auto& p : c.points) {
       auto it = by_size.find(static_cast<long long>(p.key));
       if (it == by_size.end()) continue;
@@ -258,7 +267,7 @@ void read_predictions(Case& c) {
     }
   } else {
     std::map<std::string, double> by_pair;
-    for (auto& r : read_csv(c.work_dir + "/p2p.csv")) by_pair[r.at("src_gpu") + "->" + r.at("dst_gpu")] = std::stod(r.at("bandwidth_GBps"));
+    for (auto& r : read_csv(c.work_dir + "/p2p.csv", {"src_gpu", "dst_gpu", "bandwidth_GBps"})) by_pair[r.at("src_gpu") + "->" + r.at("dst_gpu")] = std::stod(r.at("bandwidth_GBps"));
     for (auto& p : c.points)
       if (by_pair.count(p.label)) p.predicted = by_pair[p.label];
   }
@@ -505,7 +514,7 @@ std::map<long long, std::map<std::string, std::string>> run_case(Case& c, const 
   build_command(c, vo);
   if (std::system(c.command.c_str()) != 0) input_error(c.file, "run", "composim collective failed; see " + dir + ".log");
   std::map<long long, std::map<std::string, std::string>> by_size;
-  for (auto& r : read_csv(dir + "/collective.csv")) by_size[std::stoll(r.at("size_B"))] = r;
+  for (auto& r : read_csv(dir + "/collective.csv", {"size_B", "time_us", "busbw_GBps"})) by_size[std::stoll(r.at("size_B"))] = r;
   return by_size;
 }
 

@@ -818,6 +818,21 @@ TEST(Cli, ParamsFileSetsTheTunersBandwidthFraction) {
 
 // validate: a case whose input is missing is reported as skipped, never passed; a case
 // outside its tolerance fails the run; report files are written.
+// A measured table without a column the case needs, or with a short row: an input error
+// naming the file and the place, not an internal one.
+TEST(Cli, ValidateRejectsMalformedMeasuredTables) {
+  TempDir d;
+  const std::string cases = source_dir() + "/validation/cases";
+  fs::create_directories(d.path() + "/data/measured");
+  const std::string csv = d.path() + "/data/measured/nccl_tests.csv";
+  std::ofstream(csv) << "source_id,bytes,time_in_us,busbw_GBps\nllm_insights_dgxa100_4gpu_nvswitch,1048576,10,100\n";
+  composim::testing::expect_cli_error("validate --cases " + q(cases + "/nccl-dgxa100-4gpu-nvswitch.json") + " --data " + q(d.path() + "/data"),
+                                      csv + ": header: no column \"time_us\"");
+  std::ofstream(csv) << "source_id,bytes,time_us,busbw_GBps\nllm_insights_dgxa100_4gpu_nvswitch,x\n";
+  composim::testing::expect_cli_error("validate --cases " + q(cases + "/nccl-dgxa100-4gpu-nvswitch.json") + " --data " + q(d.path() + "/data"),
+                                      csv + ": row 2: 2 fields where the header has 4");
+}
+
 TEST(Cli, ValidateSkipsMissingInputsAndFailsOutOfTolerance) {
   composim::testing::TempDir d;
   const std::string cases = composim::testing::source_dir() + "/validation/cases";
