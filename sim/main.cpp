@@ -152,6 +152,7 @@ std::vector<int> parse_placement(const topo::Topology& t, const std::string& tex
     }
     if (std::find(out.begin(), out.end(), *n) != out.end())
       input_error("", "--placement", "GPU \"" + t.nodes()[*n].name + "\" is given twice");
+    if (!t.attached(*n)) input_error("", "--placement", "GPU \"" + t.nodes()[*n].name + "\" is not attached to any host in the composition");
     out.push_back(*n);
   }
   if (out.empty()) input_error("", "--placement", "needs a comma-separated list of GPUs");
@@ -394,9 +395,17 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
     gpus = parse_placement(topology, a.placement);
     check_gpus_match_placement(a.gpus, gpus.size());
   } else {
-    const int n = a.gpus > 0 ? a.gpus : static_cast<int>(topology.gpus().size());
-    if (n > static_cast<int>(topology.gpus().size())) input_error(topology.file(), "--gpus", "more GPUs than the topology has");
-    gpus.assign(topology.gpus().begin(), topology.gpus().begin() + n);
+    // The GPUs of the first machine (or, composed, of the first host): what one process sees.
+    std::vector<int> visible;
+    for (int g : topology.attached_gpus())
+      if (visible.empty() || (topology.machine_of(g) == topology.machine_of(visible.front()) &&
+                              (!topology.composed() || topology.host_of(g) == topology.host_of(visible.front()))))
+        visible.push_back(g);
+    const int n = a.gpus > 0 ? a.gpus : static_cast<int>(visible.size());
+    if (n > static_cast<int>(visible.size()))
+      input_error(topology.file(), "--gpus", std::to_string(n) + " GPUs but the first " + (topology.composed() ? "host" : "machine") + " of topology \"" +
+                                                 topology.name() + "\" has only " + std::to_string(visible.size()));
+    gpus.assign(visible.begin(), visible.begin() + n);
   }
   double bytes = 0;
   try {
@@ -405,6 +414,17 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
     input_error("", "--bytes", e.what());
   }
   if (gpus.size() < 2) input_error("", "--gpus", "the copy matrix needs at least 2 GPUs");
+  // p2pBandwidthLatencyTest is one process: it sees the GPUs of one machine, or of one host
+  // of a composition.
+  for (int g : gpus) {
+    const int first = gpus.front();
+    if (topology.machine_of(g) != topology.machine_of(first) || (topology.composed() && topology.host_of(g) != topology.host_of(first)))
+      input_error(topology.file(), "--placement",
+                  "\"" + topology.nodes()[first].name + "\" and \"" + topology.nodes()[g].name +
+                      "\" are on different " + (topology.composed() ? "hosts" : "machines") +
+                      ": p2pBandwidthLatencyTest copies between the GPUs one process sees (choose them with --placement; "
+                      "`composim collective` goes across)");
+  }
   std::vector<std::pair<int, int>> pairs;
   for (size_t i = 0; i < gpus.size(); ++i)
     for (size_t j = 0; j < gpus.size(); ++j)
@@ -704,7 +724,7 @@ int main(int argc, char** argv) {
   auto* p2p_cmd = app.add_subcommand("p2p", "emulate p2pBandwidthLatencyTest: copy bandwidth between every pair of GPUs");
   p2p_cmd->add_option("--topology", p2p.topology, "shipped topology name or JSON file")->required();
   p2p_cmd->add_option("--p2p", p2p.p2p, "force GPU peer-to-peer on or off")->check(CLI::IsMember({"on", "off"}));
-  p2p_cmd->add_option("--gpus", p2p.gpus, "use the first N GPUs")->check(CLI::Range(2, 4096));
+  p2p_cmd->add_option("--gpus", p2p.gpus, "use the first N GPUs of the first machine (or host of a composition; default: all of them)")->check(CLI::Range(2, 4096));
   p2p_cmd->add_option("--placement", p2p.placement, "the GPUs to use, comma-separated");
   p2p_cmd->add_option("--bytes", p2p.bytes, "bytes per copy (default 64M)");
   p2p_cmd->add_option("--out", p2p.out, "write p2p.csv here");

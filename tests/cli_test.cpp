@@ -684,6 +684,15 @@ TEST(Cli, PlacementConflictsAreErrors) {
   expect_cli_error("collective --bytes 1M --topology dgx-a100 --placement gpu0,", "--placement: \"gpu0,\" ends with a comma");
   expect_cli_error("collective --bytes 1M --topology dgx-a100 --placement ''", "--placement: needs a comma-separated list of GPUs");
   expect_cli_error("p2p --topology dgx-a100 --placement ''", "--placement: needs a comma-separated list of GPUs");
+  // A composition leaves GPUs unattached; p2p sees one machine, or one host of a composition.
+  expect_cli_error("collective --bytes 64M --topology composable-falcon4016 --compose host0=gpu0-3 --placement gpu0,gpu8",
+                   "--placement: GPU \"gpu8\" is not attached to any host in the composition");
+  expect_cli_error("p2p --topology composable-falcon4016 --compose host0=gpu0-3,host1=gpu4-7 --placement gpu0,gpu4",
+                   "--placement: \"gpu0\" and \"gpu4\" are on different hosts");
+  expect_cli_error("p2p --topology 2x-hgx-h100-ib --placement n0.gpu0,n1.gpu0", "\"n0.gpu0\" and \"n1.gpu0\" are on different machines");
+  const auto first_host = composim::testing::run_cli("p2p --topology composable-falcon4016 --compose host0=gpu0-3,host1=gpu4-7");
+  EXPECT_EQ(first_host.exit_code, 0) << first_host.err;
+  EXPECT_NE(first_host.out.find("   D\\D       0       1       2       3\n"), std::string::npos) << first_host.out;  // host0's 4 GPUs
   const auto agree = composim::testing::run_cli("collective --bytes 1M --topology dgx-a100 --gpus 2 --placement gpu0,gpu1");
   EXPECT_EQ(agree.exit_code, 0) << agree.err;
 }
