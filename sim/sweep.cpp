@@ -221,6 +221,16 @@ int run_sweep_spec(const SweepRunOptions& o) {
       input_error(spec_file, place, "\"ranks\" must be an integer in [1, 1000000], not " + p.params["ranks"].dump());
     if (!p.params.contains("trace")) input_error(spec_file, "traces", "no trace: give \"traces\" or a \"trace\" axis");
     if (!p.params["trace"].is_string()) input_error(spec_file, place, "\"trace\" must be a file name");
+    if (!o.collect) {
+      // Every point needs its trace: a missing one is the spec's error, before anything runs.
+      std::string tr = p.params["trace"].get<std::string>();
+      const bool shared = tr.rfind("{data}/", 0) == 0;
+      if (shared) tr = o.data_dir + tr.substr(6);
+      std::error_code ec;
+      if (!fs::is_regular_file(tr, ec))
+        input_error(spec_file, place, "trace \"" + tr + "\" not found" +
+                                          (shared ? " ({data} is the shared data folder: --data DIR)" : " (relative to the working directory)"));
+    }
     if (p.params.contains("compose") && !p.params["compose"].is_string()) input_error(spec_file, place, "\"compose\" must be a string like host0=gpu0-3");
     if (p.params.contains("topology")) {
       if (!p.params["topology"].is_string()) input_error(spec_file, place, "\"topology\" must be a shipped name or a file");

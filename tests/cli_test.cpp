@@ -961,6 +961,7 @@ TEST(Cli, SweepSpecErrors) {
       {[](json& s) { s["points"][0]["ranks"] = 4294967298LL; }, "\"ranks\" must be an integer in [1, 1000000], not 4294967298"},
       {[](json& s) { s["points"][0]["uplink_gen"] = 1; }, "\"uplink_gen\" is a generator parameter, which a point with a \"topology\" ignores"},
       {[](json& s) { s["points"][0]["label"] = 7; }, "points[0]: \"label\" must be a string"},
+      {[](json& s) { s["traces"] = {"/nonexistent/t.json"}; }, "point 0: trace \"/nonexistent/t.json\" not found"},
   };
   for (const auto& c : cases) {
     json spec = good;
