@@ -141,7 +141,8 @@ def main(d):
         done += 1
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import validation
-        validation.main(os.path.join(d, "report.csv"), os.path.join(d, "report.png"))
+        if validation.main(os.path.join(d, "report.csv"), os.path.join(d, "report.png")):
+            return 2
         print("wrote", os.path.join(d, "report.png"))
     if not done:
         print(f"composim: error: {d}: no results.csv, links.csv, iterations.csv or report.csv to plot", file=sys.stderr)
@@ -153,4 +154,9 @@ if __name__ == "__main__":
     if len(sys.argv) != 2:
         print(__doc__)
         sys.exit(2)
-    sys.exit(main(sys.argv[1]))
+    try:
+        sys.exit(main(sys.argv[1]))
+    except (KeyError, ValueError, TypeError, IndexError, csv.Error, UnicodeDecodeError) as e:
+        # A CSV that is not composim's (a missing column, a non-number, a short row).
+        print(f"composim: error: {sys.argv[1]}: a CSV there is not composim output ({type(e).__name__}: {e})", file=sys.stderr)
+        sys.exit(2)

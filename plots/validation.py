@@ -19,8 +19,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 def main(report, out):
     rows = list(csv.DictReader(open(report)))
     if not rows:
-        print("plots/validation.py: empty report", file=sys.stderr)
-        return 1
+        print(f"composim: error: {report}: no points to plot", file=sys.stderr)
+        return 2
     fig, ax = plt.subplots(figsize=(6.4, 6))
     colours = {"self-replay": "tab:green", "collective": "tab:blue", "p2p": "tab:orange", "end-to-end": "tab:red"}
     for cat in sorted({r["category"] for r in rows}):

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -459,7 +461,9 @@ int validate(const ValidateOptions& o) {
     const std::string script = std::string(COMPOSIM_SOURCE_DIR) + "/plots/validation.py";
     if (fs::exists(script) && fs::exists("/usr/bin/python3")) {
       const std::string cmd = "/usr/bin/python3 " + shell_quote(script) + " " + shell_quote(o.out_dir + "/report.csv") + " " + shell_quote(o.out_dir + "/report.png") + " >/dev/null 2>&1";
-      if (std::system(cmd.c_str()) == 0) std::printf("\nwrote %s/report.csv, report.json, report.png\n", o.out_dir.c_str());
+      const int rc = std::system(cmd.c_str());
+      if (rc == 0) std::printf("\nwrote %s/report.csv, report.json, report.png\n", o.out_dir.c_str());
+      else if (WIFEXITED(rc) && WEXITSTATUS(rc) == 2) std::printf("\nwrote %s/report.csv, report.json (no plot: no points)\n", o.out_dir.c_str());
       else std::printf("\nwrote %s/report.csv, report.json (no plot: /usr/bin/python3 with matplotlib is needed)\n", o.out_dir.c_str());
     } else {
       std::printf("\nwrote %s/report.csv, report.json\n", o.out_dir.c_str());

@@ -999,3 +999,19 @@ TEST(Cli, SweepResumeRerunsChangedTopologyAndBrokenOutput) {
   EXPECT_EQ(reused(), 0);
   EXPECT_EQ(reused(), 1);
 }
+
+// composim plot: a directory name is data, never shell (a quote in it once ran as shell);
+// CSVs that are not composim's are a clear error, and nothing is claimed as written.
+TEST(Cli, PlotQuotesItsDirectoryAndRejectsForeignCsv) {
+  TempDir d;
+  const std::string dir = d.path() + "/x'; touch " + d.path() + "/pwned; echo '";
+  fs::create_directories(dir);
+  std::ofstream(dir + "/report.csv") << "case,category,measured,predicted\n";
+  const CliResult r = run_cli("plot " + q(dir));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("report.csv: no points to plot"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("wrote"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(d.path() + "/pwned"));
+  std::ofstream(dir + "/results.csv") << "garbage\n1\n";
+  composim::testing::expect_cli_error("plot " + q(dir), "a CSV there is not composim output");
+}
