@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -68,6 +69,13 @@ void load_params_file(const std::string& path) {
   }
   if (!doc.is_object() || !doc.contains("params") || !doc["params"].is_object())
     input_error(path, "top level", "expected an object with a \"params\" object of \"<model>.<parameter>\": value");
+  // Besides "params", what people and `composim calibrate` write about a file; anything else
+  // is a typo whose values would be ignored.
+  static const std::set<std::string> kInfo = {"description", "source", "sources", "notes", "fitted_on", "generated_by", "held_out_cases",
+                                              "method", "residuals", "held_out_points"};
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (it.key() != "params" && !kInfo.count(it.key()))
+      input_error(path, "top level", "unknown key \"" + it.key() + "\" (parameters go in \"params\")");
   for (auto it = doc["params"].begin(); it != doc["params"].end(); ++it) {
     if (!store().values.count(it.key())) input_error(path, "params." + it.key(), "unknown model parameter (see `composim list-models`)");
     if (!it->is_number() || !std::isfinite(it->get<double>())) input_error(path, "params." + it.key(), "expected a number");

@@ -829,6 +829,10 @@ int main(int argc, char** argv) {
       return WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
     }
     if (*cal_cmd) {
+      if (!cal.holdout_cases.empty() && cal_cmd->count("--holdout-every"))
+        input_error("", "--holdout-every", "goes without --holdout (held-out cases replace every k-th point)");
+      if (!cal.out_file.empty() && std::filesystem::is_directory(cal.out_file))
+        input_error(cal.out_file, "--out", "is a directory; give the parameter file to write");
       cal.composim = sim::self_executable(argv[0]);
       cal.params_file = params_file;
       return sim::calibrate(cal);

@@ -1015,3 +1015,17 @@ TEST(Cli, PlotQuotesItsDirectoryAndRejectsForeignCsv) {
   std::ofstream(dir + "/results.csv") << "garbage\n1\n";
   composim::testing::expect_cli_error("plot " + q(dir), "a CSV there is not composim output");
 }
+
+// Flags and files whose values would be silently ignored are errors.
+TEST(Cli, IgnoredCalibrateFlagsAndParamKeysAreErrors) {
+  TempDir d;
+  const std::string cases = source_dir() + "/validation/cases/";
+  composim::testing::expect_cli_error("calibrate --fit " + q(cases + "vtrain-v100-2gpu-allreduce.json") + " --holdout " +
+                                          q(cases + "vtrain-v100-3gpu-allreduce.json") + " --holdout-every 3 --out " + q(d.path() + "/f.json"),
+                                      "--holdout-every: goes without --holdout");
+  composim::testing::expect_cli_error("calibrate --fit " + q(cases + "vtrain-v100-2gpu-allreduce.json") + " --out " + q(d.path()),
+                                      d.path() + ": --out: is a directory");
+  const std::string params = d.write("p.json", R"({"parmas": {"pcie.link.efficiency": 0.5}, "params": {}})");
+  composim::testing::expect_cli_error("collective --bytes 1M --gpus 2 --topology dgx-a100 --params " + q(params),
+                                      params + ": top level: unknown key \"parmas\"");
+}
