@@ -55,6 +55,11 @@ inline constexpr double kOpticalPropagation_s_per_m = 4.9e-9;
 // Propagation in copper twinax cable at a velocity factor of 0.70: 1/(0.70 c) = 4.77 ns/m.
 // Source: typical twinax velocity of propagation (Molex/Amphenol cable datasheets: 0.70-0.78).
 inline constexpr double kCopperPropagation_s_per_m = 4.77e-9;
+// Longest copper PCIe cable segment a topology may state, in metres. PCIe's channel budget
+// (~36 dB at Gen4) is spent by tens of cm of board trace (hardware.md, "copper reach");
+// external twinax cables reach a few metres, active ones several more: 10 m is an outer
+// bound, beyond which a segment needs retimers or optics.
+inline constexpr double kMaxCopperLength_m = 10.0;
 // Retimer latency: the PCIe base specification bounds a retimer's latency at 64 ns
 // (PCIe 4.0/5.0 base spec, retimer section); used as the default for retimer nodes.
 inline constexpr double kRetimerLatency_s = 64e-9;

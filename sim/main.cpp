@@ -83,10 +83,11 @@ std::vector<std::pair<std::string, std::vector<std::string>>> parse_compose(cons
   std::vector<std::pair<std::string, std::vector<std::string>>> spec;
   std::stringstream ss(text);
   std::string item;
+  if (!text.empty() && text.back() == ',') input_error("", "--compose", "\"" + text + "\" ends with a comma (expected a device after it)");
   while (std::getline(ss, item, ',')) {
     while (!item.empty() && item.front() == ' ') item.erase(0, 1);
     while (!item.empty() && item.back() == ' ') item.pop_back();
-    if (item.empty()) continue;
+    if (item.empty()) input_error("", "--compose", "an empty item in \"" + text + "\" (two commas in a row?)");
     std::string dev = item;
     if (auto eq = item.find('='); eq != std::string::npos) {
       spec.emplace_back(item.substr(0, eq), std::vector<std::string>{});

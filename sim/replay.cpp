@@ -301,7 +301,7 @@ void Replay::Impl::setup() {
       input_error(topo.file(), "", std::to_string(nranks) + " ranks (" +
                                        (opt.ranks > 0 ? std::string("--ranks") : "the world size of " + workloads[0].source) +
                                        ") but topology \"" + topo.name() + "\" has only " + std::to_string(gpus.size()) +
-                                       " GPUs (use --ranks N to replay fewer ranks)");
+                                       (topo.composed() ? " attached" : "") + " GPUs (use --ranks N to replay fewer ranks)");
     rank_workload.assign(nranks, 0);
   } else {
     for (size_t i = 1; i < workloads.size(); ++i)

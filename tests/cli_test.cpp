@@ -1029,3 +1029,14 @@ TEST(Cli, IgnoredCalibrateFlagsAndParamKeysAreErrors) {
   composim::testing::expect_cli_error("collective --bytes 1M --gpus 2 --topology dgx-a100 --params " + q(params),
                                       params + ": top level: unknown key \"parmas\"");
 }
+
+TEST(Cli, ComposeListsAndGeneratedNamesMustBeWhole) {
+  using composim::testing::expect_cli_error;
+  expect_cli_error("p2p --topology composable-falcon4016 --compose host0=gpu0-1,,host1=gpu2", "--compose: an empty item");
+  expect_cli_error("p2p --topology composable-falcon4016 --compose host0=gpu0-1,", "--compose: \"host0=gpu0-1,\" ends with a comma");
+  TempDir d;
+  expect_cli_error("topology generate --name '' --out " + q(d.path() + "/g.json"), "--name must not be empty");
+  expect_cli_error("topology generate --placement chassis --cable copper --length-m 100 --out " + q(d.path() + "/g.json"),
+                   "a copper PCIe segment of 100 m: copper reaches 10 m at most");
+  EXPECT_FALSE(fs::exists(d.path() + "/g.json"));
+}

@@ -94,6 +94,11 @@ TEST(Topology, ErrorsNameFileAndItem) {
       << error_of(doc);
 
   doc = small();
+  doc["links"][2]["medium"] = "copper";
+  doc["links"][2]["length_m"] = 100;
+  EXPECT_NE(error_of(doc).find("links[2]: a copper PCIe segment of 100 m: copper reaches 10 m at most"), std::string::npos) << error_of(doc);
+
+  doc = small();
   doc["nodes"][3]["name"] = "gpu,1";
   EXPECT_NE(error_of(doc).find("nodes[3]: node name \"gpu,1\" has a comma"), std::string::npos) << error_of(doc);
 

@@ -12,6 +12,7 @@ using nlohmann::json;
 json generate_topology(const GenerateOptions& o) {
   auto fail = [](const std::string& what) { input_error("", "topology generate", what); };
   if (o.placement != "chassis" && o.placement != "in-host") fail("--placement must be chassis or in-host");
+  if (o.name.empty()) fail("--name must not be empty");
   if (o.hosts < 1 || o.hosts > 64) fail("--hosts must be 1-64");
   if (o.gpus < 1 || o.gpus > 4096) fail("--gpus must be 1-4096");
   if (o.levels != 1 && o.levels != 2) fail("--levels must be 1 or 2");

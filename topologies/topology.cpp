@@ -65,6 +65,12 @@ std::vector<std::string> Topology::shipped_names() {
 
 namespace {
 
+std::string fmt(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
 // Reads typed fields of one JSON object and rejects keys nobody asked for.
 class Fields {
  public:
@@ -127,11 +133,6 @@ class Fields {
   }
   [[noreturn]] void wrong(const char* key, const std::string& what) const {
     input_error(file_, place_, std::string("\"") + key + "\" must be " + what);
-  }
-  static std::string fmt(double v) {
-    std::ostringstream s;
-    s << v;
-    return s.str();
   }
   const json& obj_;
   std::string file_, place_;
@@ -231,6 +232,9 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
         l.length_m = f.num("length_m", 0.0);
         l.medium = f.str("medium", std::string("copper"));
         if (l.medium != "copper" && l.medium != "optical") f.fail("\"medium\" must be \"copper\" or \"optical\"");
+        if (l.medium == "copper" && l.length_m > pcie::kMaxCopperLength_m)
+          f.fail("a copper PCIe segment of " + fmt(l.length_m) + " m: copper reaches " + fmt(pcie::kMaxCopperLength_m) +
+                 " m at most (use \"medium\": \"optical\", or retimers)");
         const double trx = l.medium == "optical" ? f.num("transceiver_latency_s", pcie::kOpticalTransceiverLatency_s) : 0.0;
         l.bandwidth_Bps = pcie::link_bandwidth_Bps(l.generation, l.lanes, l.max_payload_B) * param("pcie.link.efficiency");
         l.latency_s = l.length_m * (l.medium == "optical" ? pcie::kOpticalPropagation_s_per_m : pcie::kCopperPropagation_s_per_m) +
