@@ -117,7 +117,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> parse_compose(cons
 
 std::vector<int> parse_placement(const topo::Topology& t, const std::string& text) {
   std::vector<int> out;
-  if (text.find_last_not_of(' ') != std::string::npos && text[text.find_last_not_of(' ')] == ',')
+  if (const auto last = text.find_last_not_of(' '); last != std::string::npos && text[last] == ',')
     input_error("", "--placement", "\"" + text + "\" ends with a comma (expected a GPU after it)");
   std::stringstream ss(text);
   std::string item;
@@ -390,18 +390,27 @@ struct P2pArgs {
 int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   if (out_given) check_out_dir(a.out);
   topo::Topology topology = load_topology(a.topology, a.p2p);
+  // p2pBandwidthLatencyTest is one process: it sees the GPUs of one machine, or of one host
+  // of a composition.
+  auto one_process = [&](int g, int h) {
+    return topology.machine_of(g) == topology.machine_of(h) && (!topology.composed() || topology.host_of(g) == topology.host_of(h));
+  };
   std::vector<int> gpus;
   if (a.placement_given && a.placement.empty()) input_error("", "--placement", "needs a comma-separated list of GPUs");
   if (!a.placement.empty()) {
     gpus = parse_placement(topology, a.placement);
     check_gpus_match_placement(a.gpus, gpus.size());
+    for (int g : gpus)
+      if (!one_process(g, gpus.front()))
+        input_error(topology.file(), "--placement",
+                    "\"" + topology.nodes()[gpus.front()].name + "\" and \"" + topology.nodes()[g].name + "\" are on different " +
+                        (topology.composed() ? "hosts" : "machines") +
+                        ": p2pBandwidthLatencyTest copies between the GPUs one process sees (`composim collective` goes across)");
   } else {
-    // The GPUs of the first machine (or, composed, of the first host): what one process sees.
+    // By default the GPUs of the first machine (or host).
     std::vector<int> visible;
     for (int g : topology.attached_gpus())
-      if (visible.empty() || (topology.machine_of(g) == topology.machine_of(visible.front()) &&
-                              (!topology.composed() || topology.host_of(g) == topology.host_of(visible.front()))))
-        visible.push_back(g);
+      if (visible.empty() || one_process(g, visible.front())) visible.push_back(g);
     const int n = a.gpus > 0 ? a.gpus : static_cast<int>(visible.size());
     if (n > static_cast<int>(visible.size()))
       input_error(topology.file(), "--gpus", std::to_string(n) + " GPUs but the first " + (topology.composed() ? "host" : "machine") + " of topology \"" +
@@ -415,17 +424,6 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
     input_error("", "--bytes", e.what());
   }
   if (gpus.size() < 2) input_error("", "--gpus", "the copy matrix needs at least 2 GPUs");
-  // p2pBandwidthLatencyTest is one process: it sees the GPUs of one machine, or of one host
-  // of a composition.
-  for (int g : gpus) {
-    const int first = gpus.front();
-    if (topology.machine_of(g) != topology.machine_of(first) || (topology.composed() && topology.host_of(g) != topology.host_of(first)))
-      input_error(topology.file(), "--placement",
-                  "\"" + topology.nodes()[first].name + "\" and \"" + topology.nodes()[g].name +
-                      "\" are on different " + (topology.composed() ? "hosts" : "machines") +
-                      ": p2pBandwidthLatencyTest copies between the GPUs one process sees (choose them with --placement; "
-                      "`composim collective` goes across)");
-  }
   std::vector<std::pair<int, int>> pairs;
   for (size_t i = 0; i < gpus.size(); ++i)
     for (size_t j = 0; j < gpus.size(); ++j)
