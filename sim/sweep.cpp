@@ -19,7 +19,6 @@
 
 namespace composim::sim {
 
-
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;  // axes keep the spec's order
 
@@ -36,23 +35,16 @@ std::string read_summary(const std::string& path, json* out = nullptr) {
   } catch (const json::exception& e) {
     return path + ": unreadable: " + e.what();
   }
-  const bool ok = s.is_object() && s.contains("predicted_iteration_s") && s["predicted_iteration_s"].is_number() &&
-                  s.contains("measured_iteration_s") && s["measured_iteration_s"].is_number() && s.contains("breakdown") &&
-                  s["breakdown"].is_object();
-  if (ok)
-    for (const char* k : {"compute_s", "exposed_communication_s", "memcpy_s", "idle_s"})
-      if (!s["breakdown"].contains(k) || !s["breakdown"][k].is_number()) return path + ": no breakdown." + k;
-  if (ok)
-    for (const char* k : {"busiest_link", "busiest_link_utilisation"})
-      if (s.contains(k) && !s[k].is_string()) return path + ": " + k + " is not a string";
-  if (!ok) return path + ": not a composim run summary";
+  auto number = [](const json& o, const char* k) { return o.is_object() && o.contains(k) && o[k].is_number(); };
+  if (!number(s, "predicted_iteration_s") || !number(s, "measured_iteration_s") || !s.contains("breakdown"))
+    return path + ": not a composim run summary";
+  for (const char* k : {"compute_s", "exposed_communication_s", "memcpy_s", "idle_s"})
+    if (!number(s["breakdown"], k)) return path + ": no breakdown." + k;
+  for (const char* k : {"busiest_link", "busiest_link_utilisation"})
+    if (s.contains(k) && !s[k].is_string()) return path + ": " + k + " is not a string";
   if (out) *out = std::move(s);
   return "";
 }
-
-}  // namespace
-
-namespace {
 
 struct SweepPoint {
   size_t index;
