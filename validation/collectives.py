@@ -10,7 +10,7 @@ single-node sources, 20% on the 2 x 8 H100 one), time for smaller messages (targ
                             [--out DIR] [--check] [--all-sizes]
 
 --out writes collectives.csv (one row per size) and collectives.png (measured vs
-predicted busbw by size, one panel per source). The issue's targets are reported for every
+predicted busbw by size, one panel per source). The accuracy targets are reported for every
 source. --check asserts, as a regression guard, what the model meets today: the whole
 target on the sources marked "target", bus bandwidth for messages of 64 MiB and up within
 10% on those marked "large", time below 1 MiB within 25% on those marked "small", every size
@@ -96,7 +96,7 @@ def main():
         return 0
     measured = measured_rows(a.data, a.all_sizes)
     table, failures = [], []
-    print(f"{'source':36} {'n':>3} {'>=1MiB: busbw err':>20} {'<1MiB: time err':>18}  target  issue target   guard")
+    print(f"{'source':36} {'n':>3} {'>=1MiB: busbw err':>20} {'<1MiB: time err':>18}  target  vs target      guard")
     for sid, label, topo, args, guarded in SOURCES:
         rows = measured.get(sid.replace("vtrain_v100_", "vtrain_v100_"), [])
         if not rows:
