@@ -24,6 +24,19 @@ using json = nlohmann::ordered_json;  // axes keep the spec's order
 
 namespace {
 
+// A spec's trace path: "{data}/..." is under the shared data folder.
+std::string resolve_trace(const std::string& trace, const std::string& data_dir) {
+  return trace.rfind("{data}/", 0) == 0 ? data_dir + trace.substr(6) : trace;
+}
+
+// What tells that a file changed: its size and modification time (null when it is absent).
+json file_stamp(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return nullptr;
+  return {{"size", static_cast<long long>(fs::file_size(path, ec))},
+          {"mtime", static_cast<long long>(fs::last_write_time(path, ec).time_since_epoch().count())}};
+}
+
 // Reads a point's summary.json into *out; returns what is wrong with it ("" when it holds
 // every number a row needs), so a truncated or foreign file is run again or reported.
 std::string read_summary(const std::string& path, json* out = nullptr) {
@@ -215,9 +228,8 @@ int run_sweep_spec(const SweepRunOptions& o) {
     if (!p.params["trace"].is_string()) input_error(spec_file, place, "\"trace\" must be a file name");
     if (!o.collect) {
       // Every point needs its trace: a missing one is the spec's error, before anything runs.
-      std::string tr = p.params["trace"].get<std::string>();
-      const bool shared = tr.rfind("{data}/", 0) == 0;
-      if (shared) tr = o.data_dir + tr.substr(6);
+      const std::string given = p.params["trace"].get<std::string>(), tr = resolve_trace(given, o.data_dir);
+      const bool shared = tr != given;
       std::error_code ec;
       if (!fs::is_regular_file(tr, ec))
         input_error(spec_file, place, "trace \"" + tr + "\" not found" +
@@ -270,21 +282,9 @@ int run_sweep_spec(const SweepRunOptions& o) {
     // What decides a point's result: its parameters, the run arguments, and the trace file
     // itself (size and modification time), so a changed spec or trace is run again.
     json identity = {{"params", p.params}, {"run_args", run_args}};
-    {
-      std::string tr = p.params.value("trace", "");
-      if (tr.rfind("{data}/", 0) == 0) tr = o.data_dir + tr.substr(6);
-      std::error_code ec;
-      if (fs::exists(tr, ec))
-        identity["trace_file"] = {{"size", static_cast<long long>(fs::file_size(tr, ec))},
-                                  {"mtime", static_cast<long long>(fs::last_write_time(tr, ec).time_since_epoch().count())}};
-    }
-    if (p.params.contains("topology")) {
-      const std::string tf = p.params["topology"].get<std::string>();
-      std::error_code ec;
-      if (fs::is_regular_file(tf, ec))
-        identity["topology_file"] = {{"size", static_cast<long long>(fs::file_size(tf, ec))},
-                                     {"mtime", static_cast<long long>(fs::last_write_time(tf, ec).time_since_epoch().count())}};
-    }
+    if (json stamp = file_stamp(resolve_trace(p.params.value("trace", ""), o.data_dir)); !stamp.is_null()) identity["trace_file"] = stamp;
+    if (p.params.contains("topology"))
+      if (json stamp = file_stamp(p.params["topology"].get<std::string>()); !stamp.is_null()) identity["topology_file"] = stamp;
     json stored;
     if (std::ifstream f(params_file); f) {
       try {
@@ -298,8 +298,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
     }
     fs::remove_all(p.dir + "/out");
     write_file_atomically(params_file, identity.dump(1) + "\n", "sweep point");
-    std::string trace = p.params.value("trace", "");
-    if (trace.rfind("{data}/", 0) == 0) trace = o.data_dir + trace.substr(6);
+    const std::string trace = resolve_trace(p.params.value("trace", ""), o.data_dir);
     if (trace.empty()) {
       p.error = "no trace (give \"traces\" or a \"trace\" axis)";
       continue;
