@@ -247,7 +247,13 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   opt.ranks = a.ranks;
   if (a.placement_given && a.placement.empty()) input_error("", "--placement", "needs a comma-separated list of GPUs");
   if (!a.placement.empty()) opt.placement = parse_placement(topology, a.placement);
-  if (!a.launch_latency.empty()) opt.launch_latency_s = duration_flag("--launch-latency", a.launch_latency);
+  if (!a.launch_latency.empty()) {
+    opt.launch_latency_s = duration_flag("--launch-latency", a.launch_latency);
+    // Launch latencies are microseconds (hardware.md); a second is already far outside any
+    // what-if and larger values overflow the simulated clock.
+    if (opt.launch_latency_s > 1.0)
+      input_error("", "--launch-latency", "\"" + a.launch_latency + "\" is more than 1 s; kernel launch latencies are a few microseconds");
+  }
   start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
   const auto t0 = std::chrono::steady_clock::now();
   sim::Replay replay(topology, std::move(workloads), opt);
@@ -263,14 +269,18 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   for (const auto& r : rep.iterations)
     std::printf("%-22s %14.3f %14.3f %+9.2f%s\n", r.name.c_str(), r.measured_s * 1e3, r.predicted_s * 1e3, r.error_pct,
                 r.warmup ? "  (warm-up, excluded)" : "");
-  std::printf("breakdown per iteration: compute %.3f ms, exposed communication %.3f ms, memcpy %.3f ms, idle %.3f ms\n",
-              rep.breakdown.compute_s * 1e3, rep.breakdown.exposed_communication_s * 1e3, rep.breakdown.memcpy_s * 1e3,
+  std::string of;
+  for (const auto& sr : rep.breakdown_steps) of += (of.empty() ? "" : " and ") + sr.step + " on rank " + std::to_string(sr.rank);
+  if (rep.breakdown_steps.size() > 1) of = "mean of " + of;
+  std::printf("breakdown of the median step (%s): compute %.3f ms, exposed communication %.3f ms, memcpy %.3f ms, idle %.3f ms\n",
+              of.c_str(), rep.breakdown.compute_s * 1e3, rep.breakdown.exposed_communication_s * 1e3, rep.breakdown.memcpy_s * 1e3,
               rep.breakdown.idle_s * 1e3);
   std::printf("summary: predicted %.3f ms vs measured %.3f ms per iteration (median of %zu), error %+.2f%%; %llu ops, %llu flows, %llu collectives in %.3f s\n",
               rep.predicted_iteration_s * 1e3, rep.measured_iteration_s * 1e3,
               static_cast<size_t>(std::count_if(rep.iterations.begin(), rep.iterations.end(), [](const auto& r) { return !r.warmup; })),
               rep.error_pct, static_cast<unsigned long long>(result.ops_simulated), static_cast<unsigned long long>(result.flows),
               static_cast<unsigned long long>(result.collectives), wall);
+  for (const auto& n : rep.notes) std::printf("note: %s\n", n.c_str());
   for (const auto& w : ws)
     if (w.synthetic)
       std::printf("note: %s is a synthetic trace: its \"measured\" times come from its generator, not from hardware\n", w.source.c_str());
@@ -292,7 +302,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
                 static_cast<unsigned long long>(result.collectives_without_size));
 
   if (out_given) {
-    std::map<std::string, std::string> meta;
+    nlohmann::ordered_json meta = nlohmann::ordered_json::object();
     meta["topology"] = topology.name();
     meta["topology_file"] = topology.file();
     std::string traces;
@@ -305,9 +315,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
     meta["placement"] = placement;
     const auto busiest = sim::busiest_link(result, topology);
     meta["busiest_link"] = busiest.first;
-    char util[32];
-    std::snprintf(util, sizeof util, "%.6g", busiest.second);
-    meta["busiest_link_utilisation"] = util;
+    meta["busiest_link_utilisation"] = busiest.second;
     sim::write_files_atomically(a.out, {{"summary.json", sim::summary_json(rep, result, meta)},
                                         {"iterations.csv", sim::iterations_csv(rep)},
                                         {"links.csv", sim::links_csv(result, topology)},
@@ -460,6 +468,11 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
 
 int cmd_import(const std::string& path, const std::string& out, bool out_given) {
   if (out_given && out.empty()) input_error("", "--out", "needs a file name");
+  if (out_given) {  // fail before a long parse, not after
+    if (std::filesystem::is_directory(out)) input_error(out, "--out", "is a directory; give a file name");
+    const auto parent = std::filesystem::path(out).parent_path();
+    check_out_dir(parent.empty() ? "." : parent.string());
+  }
   trace::Workload w = trace::load_workload(path);
   std::printf("%s: format %s, rank %d of %d, GPU \"%s\"\n", path.c_str(), w.format.c_str(), w.rank, w.world_size, w.gpu_model.c_str());
   std::printf("  %zu CPU threads, %zu CPU ops, %zu streams\n", w.threads.size(), w.cpu_op_count(), w.streams.size());

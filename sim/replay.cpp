@@ -187,6 +187,85 @@ Graph build_graph(const Workload& w, double launch_latency_s) {
   return g;
 }
 
+// Names a graph node the way the IR file does ("gpu_ops[12] (kernel \"gemm\")"); long
+// kernel names are cut.
+std::string describe_node(const Graph& g, const Workload& w, std::int32_t node) {
+  auto cut = [](const std::string& s) { return s.size() <= 48 ? s : s.substr(0, 45) + "..."; };
+  if (node == 0) return "the start of the trace";
+  if (node >= g.gpu_base) {
+    const auto i = node - g.gpu_base;
+    const auto& op = w.gpu_ops[i];
+    return "gpu_ops[" + std::to_string(i) + "] (" + std::string(trace::to_string(op.kind)) + " \"" + cut(w.names[op.name]) + "\")";
+  }
+  const auto ti = static_cast<size_t>(std::upper_bound(g.cpu_base.begin(), g.cpu_base.end(), node) - g.cpu_base.begin()) - 1;
+  const auto k = node - g.cpu_base[ti];
+  return "threads[" + std::to_string(ti) + "].ops[" + std::to_string(k) + "] (\"" + cut(w.names[w.threads[ti].ops[k].name]) + "\")";
+}
+
+// A workload whose operations wait on each other in a cycle (an event wait on a later op of
+// the same stream, a blocking call waiting for work it launches after itself) would stall
+// the replay; find it before, with Kahn's algorithm, and name the ops of one cycle, runs of
+// consecutive ops of one stream or thread shown as "first .. last".
+void check_acyclic(const Graph& g, const Workload& w) {
+  std::vector<std::int32_t> left = g.ndeps, ready{0};
+  std::int32_t done = 0;
+  while (!ready.empty()) {
+    const std::int32_t n = ready.back();
+    ready.pop_back();
+    ++done;
+    for (auto e = g.succ_begin[n]; e < g.succ_begin[n + 1]; ++e)
+      if (--left[g.succ[e]] == 0) ready.push_back(g.succ[e]);
+  }
+  if (done == g.n) return;
+  // Every op left has a predecessor left; walking predecessors must enter a cycle.
+  std::vector<std::int32_t> pred(g.n, -1);
+  for (std::int32_t n = 0; n < g.n; ++n)
+    for (auto e = g.succ_begin[n]; e < g.succ_begin[n + 1]; ++e)
+      if (left[n] > 0 && left[g.succ[e]] > 0) pred[g.succ[e]] = n;
+  std::int32_t at = 0;
+  while (left[at] == 0) ++at;
+  std::vector<std::uint8_t> seen(g.n, 0);
+  while (!seen[at]) {
+    seen[at] = 1;
+    at = pred[at];
+  }
+  std::vector<std::int32_t> cycle{at};
+  for (std::int32_t n = pred[at]; n != at; n = pred[n]) cycle.push_back(n);
+  std::reverse(cycle.begin(), cycle.end());  // now each op waits for the one before it
+  // a -> b is program order when b follows a on the same stream or CPU thread.
+  std::vector<std::int32_t> pos(w.gpu_ops.size(), -1);
+  for (const auto& st : w.streams)
+    for (size_t k = 0; k < st.ops.size(); ++k) pos[st.ops[k]] = static_cast<std::int32_t>(k);
+  auto in_order = [&](std::int32_t a, std::int32_t b) {
+    if (a >= g.gpu_base && b >= g.gpu_base) {
+      const auto& x = w.gpu_ops[a - g.gpu_base];
+      return x.stream == w.gpu_ops[b - g.gpu_base].stream && pos[b - g.gpu_base] == pos[a - g.gpu_base] + 1;
+    }
+    if (a <= 0 || b <= 0 || a >= g.gpu_base || b >= g.gpu_base || b != a + 1) return false;
+    return std::upper_bound(g.cpu_base.begin(), g.cpu_base.end(), a) == std::upper_bound(g.cpu_base.begin(), g.cpu_base.end(), b);
+  };
+  const size_t n = cycle.size();
+  size_t first = 0;  // start at the beginning of a run
+  for (size_t i = 0; i < n; ++i)
+    if (!in_order(cycle[(i + n - 1) % n], cycle[i])) {
+      first = i;
+      break;
+    }
+  std::rotate(cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(first), cycle.end());
+  std::string chain;
+  size_t runs = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j + 1 < n && in_order(cycle[j], cycle[j + 1])) ++j;
+    if (runs++ < 8) chain += describe_node(g, w, cycle[i]) + (j > i ? " .. " + describe_node(g, w, cycle[j]) : "") + " -> ";
+    i = j + 1;
+  }
+  chain += (runs > 8 ? "... -> " : "") + describe_node(g, w, cycle[0]);
+  input_error(w.source, describe_node(g, w, cycle[0]),
+              "operations wait on each other in a cycle and could never run: " + chain +
+                  " (each waits for the one before it: stream and thread order, event waits, launches, blocking calls)");
+}
+
 std::string human_bytes(double b) {
   char buf[32];
   if (b >= 1 << 20) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1 << 20));
@@ -337,7 +416,10 @@ void Replay::Impl::setup() {
     }
   }
   const double launch_latency = opt.launch_latency_s >= 0 ? opt.launch_latency_s : gpu::kLaunchLatency_s;
-  for (const auto& w : workloads) graphs.push_back(build_graph(w, launch_latency));
+  for (const auto& w : workloads) {
+    graphs.push_back(build_graph(w, launch_latency));
+    check_acyclic(graphs.back(), w);
+  }
   match_collectives();
 }
 

@@ -83,39 +83,110 @@ std::string fmt(double v) {
   return buf;
 }
 
+// Seconds as Chrome-trace microseconds to the nanosecond: fixed point, so a timestamp late
+// in a long run keeps its nanoseconds (%g would round 1234567.891 us to 1234567.89).
+std::string us(double s) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f", s * 1e6);
+  return buf;
+}
+
+}  // namespace
+
+namespace {
+
+// Compute, exposed communication, memcpy and idle time of one rank within [lo, hi].
+Breakdown breakdown_of(const Workload& w, const RankTimes& rt, double lo, double hi) {
+  std::vector<Interval> compute, comm, copy;
+  for (size_t g = 0; g < w.gpu_ops.size(); ++g) {
+    Interval iv{rt.gpu_start[g], rt.gpu_end[g]};
+    switch (w.gpu_ops[g].kind) {
+      case GpuOpKind::kernel: compute.push_back(iv); break;
+      case GpuOpKind::collective: comm.push_back(iv); break;
+      default: copy.push_back(iv); break;
+    }
+  }
+  auto c = unite(compute, lo, hi);
+  auto m = unite(comm, lo, hi);
+  std::vector<Interval> cm = c;
+  cm.insert(cm.end(), m.begin(), m.end());
+  auto cmu = unite(cm, lo, hi);
+  auto cp = unite(copy, lo, hi);
+  Breakdown b;
+  b.compute_s = length(c);
+  b.exposed_communication_s = minus_length(m, c);
+  b.memcpy_s = minus_length(cp, cmu);
+  b.idle_s = (hi - lo) - length(cmu) - b.memcpy_s;
+  return b;
+}
+
 }  // namespace
 
 RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& result, int warmup) {
   RunReport rep;
-  // Per iteration index: measured (max over ranks) and predicted (max over ranks).
-  std::vector<std::vector<std::pair<double, double>>> windows(result.ranks.size());  // predicted [start,end]
-  size_t n_iter = 0;
-  for (const auto& rt : result.ranks) n_iter = std::max(n_iter, workloads[rt.workload].iterations.size());
-  rep.has_marks = n_iter > 0;
+  const size_t nranks = result.ranks.size();
+  // Steps are matched across ranks by name (ProfilerStep#N); only those every rank has are
+  // compared. windows[step][rank]: the step's predicted [start, end] on that rank.
+  std::vector<std::vector<Interval>> windows;
+  size_t with_marks = 0;
+  for (const auto& rt : result.ranks) with_marks += workloads[rt.workload].iterations.empty() ? 0 : 1;
+  rep.has_marks = with_marks > 0;
   if (rep.has_marks) {
-    rep.iterations.resize(n_iter);
-    for (size_t ri = 0; ri < result.ranks.size(); ++ri) {
-      const auto& rt = result.ranks[ri];
-      const Workload& w = workloads[rt.workload];
-      for (size_t i = 0; i < w.iterations.size(); ++i) {
-        const auto& it = w.iterations[i];
-        double start = it.ts_ns * 1e-9, end = (it.ts_ns + it.dur_ns) * 1e-9;
-        if (it.thread >= 0) {
-          start = anchor(w, rt, it.thread, it.ts_ns);
-          end = anchor(w, rt, it.thread, it.ts_ns + it.dur_ns);
+    const Workload& first = workloads[result.ranks[0].workload];
+    size_t marked = 0;
+    while (workloads[result.ranks[marked].workload].iterations.empty()) ++marked;
+    for (size_t ri = 0; ri < nranks; ++ri) {
+      const Workload& w = workloads[result.ranks[ri].workload];
+      if (w.iterations.empty())
+        input_error(w.source, "ProfilerStep marks",
+                    "this trace (rank " + std::to_string(w.rank) + ") has no step marks but that of rank " +
+                        std::to_string(workloads[result.ranks[marked].workload].rank) + " has: give traces of one profiler schedule");
+    }
+    std::vector<std::map<std::string, size_t>> index(nranks);
+    for (size_t ri = 0; ri < nranks; ++ri) {
+      const Workload& w = workloads[result.ranks[ri].workload];
+      for (size_t i = 0; i < w.iterations.size(); ++i) index[ri].emplace(w.iterations[i].name, i);
+    }
+    std::string dropped;
+    size_t n_dropped = 0;
+    for (const auto& it : first.iterations) {
+      bool everywhere = true;
+      for (size_t ri = 1; ri < nranks && everywhere; ++ri) everywhere = index[ri].count(it.name) > 0;
+      if (!everywhere) {
+        if (n_dropped++ < 3) dropped += (dropped.empty() ? "" : ", ") + it.name;
+        continue;
+      }
+      IterationResult r;
+      r.name = it.name;
+      std::vector<Interval> per_rank;
+      for (size_t ri = 0; ri < nranks; ++ri) {
+        const auto& rt = result.ranks[ri];
+        const Workload& w = workloads[rt.workload];
+        const auto& step = w.iterations[index[ri].at(it.name)];
+        double start = step.ts_ns * 1e-9, end = (step.ts_ns + step.dur_ns) * 1e-9;
+        if (step.thread >= 0) {
+          start = anchor(w, rt, step.thread, step.ts_ns);
+          end = anchor(w, rt, step.thread, step.ts_ns + step.dur_ns);
         }
-        windows[ri].emplace_back(start, end);
-        auto& r = rep.iterations[i];
-        r.name = it.name;
-        r.measured_s = std::max(r.measured_s, it.dur_ns * 1e-9);
+        per_rank.emplace_back(start, end);
+        r.measured_s = std::max(r.measured_s, step.dur_ns * 1e-9);
         r.predicted_s = std::max(r.predicted_s, end - start);
       }
+      rep.iterations.push_back(std::move(r));
+      windows.push_back(std::move(per_rank));
     }
+    if (rep.iterations.empty())
+      input_error(first.source, "ProfilerStep marks", "no step is in every rank's trace (this one has " + first.iterations.front().name +
+                                                          "...): give traces of one profiler schedule");
+    if (n_dropped > 0)
+      rep.notes.push_back(std::to_string(n_dropped) + " step(s) of rank " + std::to_string(first.rank) + " (" + dropped +
+                          (n_dropped > 3 ? ", ..." : "") + ") are not in every rank's trace and are not compared");
   } else {
     // Whole trace as one iteration: measured span of the trace vs the replay's span.
     IterationResult r;
     r.name = "whole trace";
-    for (size_t ri = 0; ri < result.ranks.size(); ++ri) {
+    std::vector<Interval> per_rank;
+    for (size_t ri = 0; ri < nranks; ++ri) {
       const auto& rt = result.ranks[ri];
       const Workload& w = workloads[rt.workload];
       std::int64_t lo = INT64_MAX, hi = 0;
@@ -135,9 +206,10 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
       }
       r.measured_s = std::max(r.measured_s, (hi - lo) * 1e-9);
       r.predicted_s = std::max(r.predicted_s, phi - plo);
-      windows[ri].emplace_back(plo, phi);
+      per_rank.emplace_back(plo, phi);
     }
     rep.iterations.push_back(r);
+    windows.push_back(std::move(per_rank));
   }
   for (auto& r : rep.iterations) r.error_pct = r.measured_s > 0 ? 100.0 * (r.predicted_s - r.measured_s) / r.measured_s : 0.0;
 
@@ -146,7 +218,8 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
   if (warmup >= 0) {
     if (rep.has_marks && static_cast<size_t>(warmup) >= rep.iterations.size())
       input_error("", "--warmup", "--warmup " + std::to_string(warmup) + " leaves no step to measure: the trace has " +
-                                      std::to_string(rep.iterations.size()) + " steps");
+                                      std::to_string(rep.iterations.size()) + " steps" +
+                                      (nranks > 1 ? " in every rank's trace" : ""));
     skip = std::min<size_t>(static_cast<size_t>(warmup), rep.iterations.size() - 1);
   } else if (rep.iterations.size() > 2) {
     std::vector<double> all;
@@ -155,50 +228,42 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
     while (skip + 1 < rep.iterations.size() && std::abs(rep.iterations[skip].measured_s - med) > 0.2 * med) ++skip;
   }
   std::vector<double> meas, pred;
+  std::vector<size_t> kept;
   for (size_t i = 0; i < rep.iterations.size(); ++i) {
     rep.iterations[i].warmup = i < skip;
     if (i >= skip) {
       meas.push_back(rep.iterations[i].measured_s);
       pred.push_back(rep.iterations[i].predicted_s);
+      kept.push_back(i);
     }
   }
   rep.measured_iteration_s = median(meas);
   rep.predicted_iteration_s = median(pred);
   rep.error_pct = rep.measured_iteration_s > 0 ? 100.0 * (rep.predicted_iteration_s - rep.measured_iteration_s) / rep.measured_iteration_s : 0;
 
-  // Breakdown over the kept iterations, averaged over ranks and iterations.
-  const double kept = static_cast<double>(rep.iterations.size() - skip);
-  for (size_t ri = 0; ri < result.ranks.size(); ++ri) {
-    const auto& rt = result.ranks[ri];
-    const Workload& w = workloads[rt.workload];
-    if (windows[ri].size() <= skip) continue;
-    const double lo = windows[ri][skip].first, hi = windows[ri].back().second;
-    std::vector<Interval> compute, comm, copy;
-    for (size_t g = 0; g < w.gpu_ops.size(); ++g) {
-      Interval iv{rt.gpu_start[g], rt.gpu_end[g]};
-      switch (w.gpu_ops[g].kind) {
-        case GpuOpKind::kernel: compute.push_back(iv); break;
-        case GpuOpKind::collective: comm.push_back(iv); break;
-        default: copy.push_back(iv); break;
-      }
-    }
-    auto c = unite(compute, lo, hi);
-    auto m = unite(comm, lo, hi);
-    std::vector<Interval> cm = c;
-    cm.insert(cm.end(), m.begin(), m.end());
-    auto cmu = unite(cm, lo, hi);
-    auto cp = unite(copy, lo, hi);
-    const double scale = 1.0 / (kept * static_cast<double>(result.ranks.size()));
-    rep.breakdown.compute_s += length(c) * scale;
-    rep.breakdown.exposed_communication_s += minus_length(m, c) * scale;
-    const double copy_exposed = minus_length(cp, cmu);
-    rep.breakdown.memcpy_s += copy_exposed * scale;
-    rep.breakdown.idle_s += ((hi - lo) - length(cmu) - copy_exposed) * scale;
+  // Breakdown of the median step (the mean of the two middle ones for an even count), on
+  // the rank that sets its time (the slowest): its parts add up to the headline prediction.
+  std::stable_sort(kept.begin(), kept.end(), [&](size_t a, size_t b) { return rep.iterations[a].predicted_s < rep.iterations[b].predicted_s; });
+  const size_t n = kept.size();
+  std::vector<size_t> middle{kept[(n - 1) / 2]};
+  if (n % 2 == 0) middle.push_back(kept[n / 2]);
+  for (size_t i : middle) {
+    size_t slowest = 0;
+    for (size_t ri = 1; ri < nranks; ++ri)
+      if (windows[i][ri].second - windows[i][ri].first > windows[i][slowest].second - windows[i][slowest].first) slowest = ri;
+    const auto& rt = result.ranks[slowest];
+    const Breakdown b = breakdown_of(workloads[rt.workload], rt, windows[i][slowest].first, windows[i][slowest].second);
+    const double share = 1.0 / static_cast<double>(middle.size());
+    rep.breakdown.compute_s += b.compute_s * share;
+    rep.breakdown.exposed_communication_s += b.exposed_communication_s * share;
+    rep.breakdown.memcpy_s += b.memcpy_s * share;
+    rep.breakdown.idle_s += b.idle_s * share;
+    rep.breakdown_steps.push_back({rep.iterations[i].name, rt.rank});
   }
   return rep;
 }
 
-std::string summary_json(const RunReport& rep, const ReplayResult& res, const std::map<std::string, std::string>& meta) {
+std::string summary_json(const RunReport& rep, const ReplayResult& res, const nlohmann::ordered_json& meta) {
   nlohmann::ordered_json j;
   j["predicted_iteration_s"] = rep.predicted_iteration_s;
   j["measured_iteration_s"] = rep.measured_iteration_s;
@@ -207,6 +272,9 @@ std::string summary_json(const RunReport& rep, const ReplayResult& res, const st
                     {"exposed_communication_s", rep.breakdown.exposed_communication_s},
                     {"memcpy_s", rep.breakdown.memcpy_s},
                     {"idle_s", rep.breakdown.idle_s}};
+  auto of = nlohmann::ordered_json::array();
+  for (const auto& sr : rep.breakdown_steps) of.push_back({{"step", sr.step}, {"rank", sr.rank}});
+  j["breakdown"]["of"] = std::move(of);
   auto iters = nlohmann::ordered_json::array();
   for (const auto& r : rep.iterations)
     iters.push_back({{"name", r.name}, {"measured_s", r.measured_s}, {"predicted_s", r.predicted_s}, {"error_pct", r.error_pct}, {"warmup", r.warmup}});
@@ -218,7 +286,8 @@ std::string summary_json(const RunReport& rep, const ReplayResult& res, const st
   j["flows"] = res.flows;
   j["collectives"] = res.collectives;
   j["collectives_replayed_at_measured_duration"] = res.collectives_without_size;
-  for (const auto& [k, v] : meta) j[k] = v;
+  for (const auto& [k, v] : meta.items()) j[k] = v;
+  if (!rep.notes.empty()) j["notes"] = rep.notes;
   return j.dump(2) + "\n";
 }
 
@@ -293,16 +362,16 @@ std::string timeline_json(const std::vector<Workload>& workloads, const ReplayRe
     for (size_t g = 0; g < w.gpu_ops.size(); ++g) {
       const auto& op = w.gpu_ops[g];
       ev("{\"ph\":\"X\",\"cat\":\"" + std::string(trace::to_string(op.kind)) + "\",\"name\":" + q(w.names[op.name]) +
-         ",\"pid\":" + pid + ",\"tid\":" + std::to_string(w.streams[op.stream].id) + ",\"ts\":" + fmt(rt.gpu_start[g] * 1e6) +
-         ",\"dur\":" + fmt((rt.gpu_end[g] - rt.gpu_start[g]) * 1e6) + ",\"args\":{\"measured_dur_us\":" + fmt(op.dur_ns * 1e-3) +
+         ",\"pid\":" + pid + ",\"tid\":" + std::to_string(w.streams[op.stream].id) + ",\"ts\":" + us(rt.gpu_start[g]) +
+         ",\"dur\":" + us(rt.gpu_end[g] - rt.gpu_start[g]) + ",\"args\":{\"measured_dur_us\":" + us(op.dur_ns * 1e-9) +
          (op.bytes ? ",\"bytes\":" + std::to_string(op.bytes) : "") + "}}");
     }
     for (size_t ti = 0; ti < w.threads.size(); ++ti) {
       const auto& ops = w.threads[ti].ops;
       for (size_t k = 0; k < ops.size(); ++k)
         ev("{\"ph\":\"X\",\"cat\":\"cpu\",\"name\":" + q(w.names[ops[k].name]) + ",\"pid\":" + pid +
-           ",\"tid\":" + std::to_string(1000000 + ti) + ",\"ts\":" + fmt(rt.cpu_start[ti][k] * 1e6) +
-           ",\"dur\":" + fmt((rt.cpu_end[ti][k] - rt.cpu_start[ti][k]) * 1e6) + "}");
+           ",\"tid\":" + std::to_string(1000000 + ti) + ",\"ts\":" + us(rt.cpu_start[ti][k]) +
+           ",\"dur\":" + us(rt.cpu_end[ti][k] - rt.cpu_start[ti][k]) + "}");
     }
   }
   out += "\n]}\n";

@@ -4,17 +4,23 @@
 // breakdown, and the output files (summary.json, iterations.csv, timeline.json).
 //
 // Iterations: each ProfilerStep#N mark is anchored to the CPU operations around it on its
-// thread, so its predicted start and end move with the replayed operations. A step costs
-// what the slowest rank makes it cost (max over ranks). Warm-up steps (leading steps more
-// than 20% away from the median, or the first --warmup N) are reported but excluded from
-// the medians. A trace without marks is one iteration spanning the whole trace.
+// thread, so its predicted start and end move with the replayed operations. Steps are
+// matched across ranks by name; those not in every rank's trace are left out (with a note).
+// A step costs what the slowest rank makes it cost (max over ranks). Warm-up steps (leading
+// steps more than 20% away from the median, or the first --warmup N) are reported but
+// excluded from the medians. Traces without marks are one iteration spanning the trace.
 //
-// Breakdown, per iteration, averaged over ranks, over the kept iterations' window:
+// Breakdown of the median step (the mean of the two middle steps for an even count), on
+// the rank that sets its time, so its parts add up to the predicted iteration time:
 //   compute = union of kernel time; exposed communication = collective time not overlapped
 //   by compute; memcpy = copy/memset time overlapped by neither; idle = the rest.
+//
+// Errors: InputError when some ranks' traces have step marks and others none, or no step
+// is in every rank's trace, or --warmup leaves no step.
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +44,12 @@ struct RunReport {
   bool has_marks = false;
   double predicted_iteration_s = 0, measured_iteration_s = 0, error_pct = 0;
   Breakdown breakdown;
+  struct StepRank {
+    std::string step;
+    int rank;
+  };
+  std::vector<StepRank> breakdown_steps;  // the step(s) and rank the breakdown is of
+  std::vector<std::string> notes;         // for the user: what was left out and why
 };
 
 // analyse()
@@ -45,8 +57,8 @@ struct RunReport {
 // `warmup`: steps to exclude at the start; -1 picks them automatically (see above).
 RunReport analyse(const std::vector<trace::Workload>& workloads, const ReplayResult& result, int warmup);
 
-// Output documents. `meta` goes into summary.json as given (topology, traces, ...).
-std::string summary_json(const RunReport& report, const ReplayResult& result, const std::map<std::string, std::string>& meta);
+// Output documents. `meta` (an object) goes into summary.json as given (topology, traces, ...).
+std::string summary_json(const RunReport& report, const ReplayResult& result, const nlohmann::ordered_json& meta);
 std::string iterations_csv(const RunReport& report);
 // Utilisation over time: for each link direction that carried traffic, 100 time bins over
 // the simulated time (bytes and utilisation per bin).

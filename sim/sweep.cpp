@@ -53,8 +53,9 @@ std::string read_summary(const std::string& path, json* out = nullptr) {
     return path + ": not a composim run summary";
   for (const char* k : {"compute_s", "exposed_communication_s", "memcpy_s", "idle_s"})
     if (!number(s["breakdown"], k)) return path + ": no breakdown." + k;
-  for (const char* k : {"busiest_link", "busiest_link_utilisation"})
-    if (s.contains(k) && !s[k].is_string()) return path + ": " + k + " is not a string";
+  if (s.contains("busiest_link") && !s["busiest_link"].is_string()) return path + ": busiest_link is not a string";
+  if (s.contains("busiest_link_utilisation") && !number(s, "busiest_link_utilisation"))
+    return path + ": busiest_link_utilisation is not a number";
   if (out) *out = std::move(s);
   return "";
 }
@@ -401,10 +402,10 @@ int run_sweep_spec(const SweepRunOptions& o) {
     if (p.error.empty()) p.error = read_summary(p.dir + "/out/summary.json", &s);
     if (p.error.empty()) {
       char buf[512];
-      std::snprintf(buf, sizeof buf, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%s,", s["predicted_iteration_s"].get<double>(),
+      std::snprintf(buf, sizeof buf, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%.6g,", s["predicted_iteration_s"].get<double>(),
                     s["measured_iteration_s"].get<double>(), s["breakdown"]["compute_s"].get<double>(),
                     s["breakdown"]["exposed_communication_s"].get<double>(), s["breakdown"]["memcpy_s"].get<double>(),
-                    s["breakdown"]["idle_s"].get<double>(), s.value("busiest_link", "").c_str(), s.value("busiest_link_utilisation", "0").c_str());
+                    s["breakdown"]["idle_s"].get<double>(), s.value("busiest_link", "").c_str(), s.value("busiest_link_utilisation", 0.0));
       row += buf;
     } else {
       std::string e = p.error;

@@ -220,6 +220,37 @@ TEST(Cli, ShippedExampleWritesSummaryIterationsAndTimeline) {
   }
   EXPECT_GT(b.at("compute_s").get<double>(), 0.0);
   EXPECT_GT(b.at("exposed_communication_s").get<double>(), 0.0);  // a DDP step all-reduces gradients
+  // The breakdown is of the median step (4 steps: the mean of the two middle ones), so its
+  // parts add up to the headline prediction.
+  EXPECT_NEAR(b.at("compute_s").get<double>() + b.at("exposed_communication_s").get<double>() + b.at("memcpy_s").get<double>() +
+                  b.at("idle_s").get<double>(),
+              predicted, 1e-9 * predicted);
+  ASSERT_EQ(b.at("of").size(), 2u) << b.dump();
+  {
+    std::vector<double> kept;
+    for (const auto& it : s.at("iterations")) kept.push_back(it.at("predicted_s").get<double>());
+    std::sort(kept.begin(), kept.end());
+    for (const auto& o : b.at("of")) {
+      double p = -1;
+      for (const auto& it : s.at("iterations"))
+        if (it.at("name") == o.at("step")) p = it.at("predicted_s").get<double>();
+      EXPECT_TRUE(p == kept[1] || p == kept[2]) << "not a middle step: " << o.dump();
+    }
+  }
+  ASSERT_TRUE(s.at("busiest_link_utilisation").is_number()) << s.dump();
+  EXPECT_GT(s.at("busiest_link_utilisation").get<double>(), 0.0);
+  EXPECT_LE(s.at("busiest_link_utilisation").get<double>(), 1.0);
+  EXPECT_NE(r.out.find("breakdown of the median step (mean of "), std::string::npos) << r.out;
+
+  // Timestamps are microseconds in fixed point to the nanosecond (%g would round them).
+  {
+    const std::string text = slurp(out + "/timeline.json");
+    const std::regex ts("\"(ts|dur)\":([^,}]*)");
+    size_t checked = 0;
+    for (auto m = std::sregex_iterator(text.begin(), text.end(), ts); m != std::sregex_iterator(); ++m, ++checked)
+      ASSERT_TRUE(std::regex_match((*m)[2].str(), std::regex("[0-9]+\\.[0-9]{3}"))) << (*m)[0];
+    EXPECT_GT(checked, 1000u);
+  }
 
   // timeline.json: Chrome trace of both ranks (pid = rank), with collectives.
   const json tl = read_json(out + "/timeline.json");
@@ -646,6 +677,153 @@ TEST(Cli, BadInputMismatchedGroupSize) {
   EXPECT_NE(r.err.find("mismatched communicator: this rank's trace gives it 2 member(s) (group size 3), rank 0's 2 (group size 2)"),
             std::string::npos)
       << r.err;
+}
+
+// Per-rank traces are paired step by step by name: rank 1's trace lacks ProfilerStep#1, so
+// steps #2-#4 are compared (each against the same step of both ranks) and #1 is left out
+// with a note. Pairing by position would compare rank 0's #1 with rank 1's #2.
+TEST(Cli, StepsAreMatchedAcrossRanksByName) {
+  TempDir tmp;
+  json t1 = read_json(example(1));
+  json ev = json::array();
+  for (const auto& e : t1["traceEvents"])
+    if (e.value("name", "") != "ProfilerStep#1") ev.push_back(e);
+  ASSERT_EQ(ev.size() + 1, t1["traceEvents"].size());
+  t1["traceEvents"] = ev;
+  const std::string r1 = tmp.write("rank1_no_step1.json", t1.dump()), out = tmp.path() + "/out";
+  const CliResult r = run_cli("run --trace " + q(example(0)) + " --trace " + q(r1) + " --topology composable-falcon4016 --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("note: 1 step(s) of rank 0 (ProfilerStep#1) are not in every rank's trace and are not compared"), std::string::npos)
+      << r.out;
+  // Measured time of each step: the slower rank's duration of that very step.
+  std::map<std::string, double> step_s;
+  for (const std::string& f : {example(0), r1}) {
+    const json doc = read_json(f);
+    for (const auto& e : doc["traceEvents"])
+      if (e.value("cat", "") == "user_annotation")
+        step_s[e["name"].get<std::string>()] = std::max(step_s[e["name"].get<std::string>()], e["dur"].get<double>() * 1e-6);
+  }
+  const json s = read_json(out + "/summary.json");
+  ASSERT_EQ(s.at("iterations").size(), 3u) << s.dump();
+  for (const auto& it : s.at("iterations")) {
+    const std::string name = it.at("name").get<std::string>();
+    EXPECT_NE(name, "ProfilerStep#1");
+    EXPECT_NEAR(it.at("measured_s").get<double>(), step_s[name], 1e-9) << name;
+  }
+  EXPECT_EQ(s.at("notes").size(), 1u) << s.dump();
+
+  // A rank whose trace has no step marks at all cannot be compared step by step.
+  for (auto& e : t1["traceEvents"])
+    if (e.value("cat", "") == "user_annotation") e["name"] = "forward";
+  const std::string bare = tmp.write("rank1_no_steps.json", t1.dump());
+  const CliResult b = run_cli("run --trace " + q(example(0)) + " --trace " + q(bare) + " --topology composable-falcon4016 --out " + q(out + "2"));
+  expect_input_error(b, bare);
+  EXPECT_NE(b.err.find("no step marks but that of rank 0 has"), std::string::npos) << b.err;
+  expect_no_output(out + "2");
+}
+
+namespace {
+// The shipped example's rank 0, imported to the IR, mutated by `edit`, run; returns the
+// result and the IR file's path.
+std::pair<CliResult, std::string> run_edited_ir(const TempDir& tmp, const std::string& name, const std::function<void(json&)>& edit) {
+  const std::string ir = tmp.path() + "/" + name + ".ir.json";
+  const CliResult imp = run_cli("import " + q(example(0)) + " --out " + q(ir));
+  EXPECT_EQ(imp.exit_code, 0) << imp.err;
+  json doc = read_json(ir);
+  edit(doc);
+  write_json(ir, doc);
+  return {run_cli("run --trace " + q(ir) + " --topology composable-falcon4016"), ir};
+}
+}  // namespace
+
+// An IR file is checked for what the replay relies on, and its errors name the IR file (not
+// the trace it was imported from) and the place in it.
+TEST(Cli, BadInputIrStepsSequenceNumbersAndCycles) {
+  TempDir tmp;
+  {  // control: the unedited IR replays
+    const auto [r, ir] = run_edited_ir(tmp, "same", [](json&) {});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  {
+    const auto [r, ir] = run_edited_ir(tmp, "overlap", [](json& d) { d["iterations"][1]["ts_ns"] = d["iterations"][0]["ts_ns"].get<std::int64_t>() + 1000; });
+    expect_input_error(r, ir + ": step ProfilerStep#2");
+    EXPECT_NE(r.err.find("must be in time order and must not overlap"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(example(0)), std::string::npos) << "names the original trace: " << r.err;
+  }
+  {
+    const auto [r, ir] = run_edited_ir(tmp, "twice", [](json& d) { d["iterations"][2]["name"] = "ProfilerStep#2"; });
+    expect_input_error(r, ir + ": step ProfilerStep#2");
+    EXPECT_NE(r.err.find("appears twice"), std::string::npos) << r.err;
+  }
+  {
+    const auto [r, ir] = run_edited_ir(tmp, "seq", [](json& d) { d["collectives"][3]["seq"] = 1; });
+    expect_input_error(r, ir + ": collectives[3]");
+    EXPECT_NE(r.err.find("sequence number 1 of communicator"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("collectives[1]"), std::string::npos) << r.err;
+  }
+  {  // a kernel that waits for itself
+    const auto [r, ir] = run_edited_ir(tmp, "self", [](json& d) { d["gpu_ops"][5]["waits_on"] = json::array({5}); });
+    expect_input_error(r, ir + ": gpu_ops[5] (kernel ");
+    EXPECT_NE(r.err.find("in a cycle"), std::string::npos) << r.err;
+  }
+  {  // a kernel on the compute stream waiting for the last all-reduce, which follows it
+    std::int64_t last_coll = -1;
+    const auto [r, ir] = run_edited_ir(tmp, "later", [&](json& d) {
+      last_coll = d["collectives"].back()["gpu_op"].get<std::int64_t>();
+      d["gpu_ops"][3]["waits_on"] = json::array({last_coll});
+    });
+    expect_input_error(r, ir + ": ");
+    EXPECT_NE(r.err.find("in a cycle"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("gpu_ops[3] (kernel"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("gpu_ops[" + std::to_string(last_coll) + "] (collective"), std::string::npos) << r.err;
+  }
+}
+
+// One trace is one rank on one GPU: a process that drove two GPUs, or GPU events without a
+// stream, cannot be replayed as recorded.
+TEST(Cli, BadInputKinetoTwoDevicesOrNoStream) {
+  TempDir tmp;
+  json two = small_kineto_trace(3);
+  json none = two;
+  int kernels = 0;
+  for (auto& e : two["traceEvents"])
+    if (e["cat"] == "kernel" && ++kernels == 2) e["args"]["device"] = 1;
+  const std::string f2 = tmp.write("two_devices.json", two.dump());
+  const CliResult a = run_cli("import " + q(f2));
+  expect_input_error(a, f2 + ": traceEvents[3].args.device");
+  EXPECT_NE(a.err.find("device 1 and on device 0"), std::string::npos) << a.err;
+
+  kernels = 0;
+  for (auto& e : none["traceEvents"])
+    if (e["cat"] == "kernel" && ++kernels == 3) e["args"].erase("stream");
+  const std::string f0 = tmp.write("no_stream.json", none.dump());
+  const CliResult b = run_cli("import " + q(f0));
+  expect_input_error(b, f0 + ": traceEvents[5].args");
+  EXPECT_NE(b.err.find("without a \"stream\""), std::string::npos) << b.err;
+
+  const CliResult ok = run_cli("import " + q(tmp.write("fine.json", small_kineto_trace(3).dump())));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+TEST(Cli, LaunchLatencyIsBounded) {
+  for (const char* v : {"2s", "1e308s"}) {
+    const CliResult r = run_cli("run " + example_traces() + " --topology composable-falcon4016 --launch-latency " + v);
+    expect_input_error(r, "--launch-latency");
+    EXPECT_NE(r.err.find("more than 1 s"), std::string::npos) << r.err;
+  }
+  const CliResult ok = run_cli("run " + example_traces() + " --topology composable-falcon4016 --launch-latency 1s");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+// import --out is checked before the trace is read: a bad place fails at once.
+TEST(Cli, ImportChecksOutBeforeReading) {
+  TempDir tmp;
+  const std::string file = tmp.write("a_file", "x");
+  const CliResult r = run_cli("import " + q(tmp.path() + "/missing.json") + " --out " + q(file + "/ir.json"));
+  expect_input_error(r, "--out");
+  EXPECT_EQ(r.err.find("missing.json"), std::string::npos) << "read the trace first: " << r.err;
+  const CliResult d = run_cli("import " + q(example(0)) + " --out " + q(tmp.path()));
+  expect_input_error(d, "is a directory");
 }
 
 TEST(Cli, BadInputUnknownShippedTopology) {

@@ -264,7 +264,16 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
                     : (cat == "gpu_memcpy" || cat == "Memcpy") ? GpuOpKind::memcpy
                                                                 : GpuOpKind::memset;
       const auto device = checked_arg(a, "device", path, i, 0, 0, 1 << 20);
+      if (!a.contains("stream"))
+        input_error(path, "traceEvents[" + std::to_string(i) + "].args",
+                    "GPU event without a \"stream\": stream order cannot be replayed without it");
       const auto stream = checked_arg(a, "stream", path, i, 0, INT32_MIN, INT64_MAX / 2);
+      // One trace is one rank on one GPU; a process driving several GPUs (DataParallel)
+      // would be replayed as if one GPU ran all their work.
+      if (!gpu.empty() && device != gpu.front().device)
+        input_error(path, "traceEvents[" + std::to_string(i) + "].args.device",
+                    "GPU activity on device " + std::to_string(device) + " and on device " + std::to_string(gpu.front().device) +
+                        ": composim replays one GPU per trace (one trace per rank, e.g. DistributedDataParallel)");
       if (k != GpuOpKind::kernel) checked_arg(a, "bytes", path, i, 0, 0, std::int64_t{1} << 50);
       // A collective's element counts and group size: at most 2^47 elements (2^50 bytes of
       // 8-byte elements), so sizes in bytes cannot overflow.
@@ -520,6 +529,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     w.iterations.push_back(std::move(it));
   }
   std::sort(w.iterations.begin(), w.iterations.end(), [](const Iteration& a, const Iteration& b) { return a.ts_ns < b.ts_ns; });
+  w.check();
   return w;
 }
 

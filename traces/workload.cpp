@@ -1,6 +1,9 @@
 #include "traces/workload.hpp"
 
 #include <algorithm>
+#include <map>
+
+#include "models/error.hpp"
 
 namespace composim::trace {
 
@@ -44,6 +47,31 @@ std::uint32_t Workload::intern(const std::string& s) {
   auto [it, inserted] = name_index.emplace(s, static_cast<std::uint32_t>(names.size()));
   if (inserted) names.push_back(s);
   return it->second;
+}
+
+void Workload::check() const {
+  std::map<std::string, size_t> step_names;
+  for (size_t i = 0; i < iterations.size(); ++i)
+    if (auto [it, inserted] = step_names.emplace(iterations[i].name, i); !inserted)
+      input_error(source, "step " + iterations[i].name, "appears twice: steps are matched across ranks by name");
+  for (size_t i = 1; i < iterations.size(); ++i) {
+    const auto& a = iterations[i - 1];
+    const auto& b = iterations[i];
+    if (b.ts_ns < a.ts_ns + a.dur_ns)
+      input_error(source, "step " + b.name,
+                  "starts at " + std::to_string(b.ts_ns) + " ns, before " + a.name + " ends at " + std::to_string(a.ts_ns + a.dur_ns) +
+                      " ns: steps must be in time order and must not overlap");
+  }
+  std::map<std::pair<std::int32_t, std::uint64_t>, size_t> seen;
+  for (size_t i = 0; i < collectives.size(); ++i) {
+    const auto& c = collectives[i];
+    auto [it, inserted] = seen.emplace(std::make_pair(c.communicator, c.seq), i);
+    if (!inserted)
+      input_error(source, "collectives[" + std::to_string(i) + "]",
+                  "sequence number " + std::to_string(c.seq) + " of communicator \"" + communicators[c.communicator].name +
+                      "\" is also that of collectives[" + std::to_string(it->second) +
+                      "]: each collective of a communicator needs its own number (ranks are matched by it)");
+  }
 }
 
 }  // namespace composim::trace

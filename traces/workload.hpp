@@ -92,7 +92,8 @@ struct Iteration {
 };
 
 struct Workload {
-  std::string source;        // file it came from
+  std::string source;        // file it was read from (named in errors)
+  std::string origin;        // for an IR file: the trace it was imported from ("" otherwise)
   std::string format;        // "kineto", "kineto-legacy", "composim-ir"
   bool synthetic = false;    // the file says it was generated, not measured
   int rank = 0;
@@ -113,6 +114,11 @@ struct Workload {
   std::size_t kernel_count() const { return count(GpuOpKind::kernel) + count(GpuOpKind::collective); }
   // Index of `s` in `names`, adding it if new.
   std::uint32_t intern(const std::string& s);
+  // Checks what the replay relies on and an importer cannot guarantee by construction:
+  // iterations in time order without overlap (a step's end is the next one's earliest
+  // start), and at most one collective per (communicator, sequence number), the key ranks
+  // are matched by. Throws InputError naming `source` and the place.
+  void check() const;
   std::unordered_map<std::string, std::uint32_t> name_index;  // cache for intern()
 };
 

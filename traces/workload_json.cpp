@@ -38,7 +38,7 @@ collective::Protocol protocol_from(const std::string& s) {
 std::string workload_to_json(const Workload& w) {
   ordered doc;
   doc["composim_workload"] = 1;
-  doc["source"] = w.source;
+  doc["source"] = w.origin.empty() ? w.source : w.origin;
   doc["format"] = w.format;
   doc["synthetic"] = w.synthetic;
   doc["rank"] = w.rank;
@@ -175,7 +175,8 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   Workload w;
   if (!doc.is_object()) r.fail(top, "expected an object");
   if (r.integer(doc, "composim_workload", top, 1, 1) != 1) r.fail(top, "unsupported composim_workload version");
-  w.source = r.string(doc, "source", top, path);
+  w.source = path;
+  w.origin = r.string(doc, "source", top, path);
   w.format = "composim-ir";
   w.synthetic = r.boolean(doc, "synthetic", top, false);
   w.world_size = static_cast<int>(r.integer(doc, "world_size", top, 1, kMaxRanks));
@@ -299,6 +300,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
       g.launch_thread = static_cast<std::int32_t>(ti);
       g.launch_op = static_cast<std::int32_t>(k);
     }
+  w.check();
   return w;
 }
 
