@@ -67,13 +67,17 @@ Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int
   zone->seal();
 }
 
-void Platform::start(const sg4::CommPtr& comm, int src, int dst) const {
+void Platform::start(const sg4::CommPtr& comm, int src, int dst, std::function<void()> on_start) const {
   const double latency = src == dst ? 0.0 : route(src, dst).latency_s;
   if (latency <= 0) {
+    if (on_start) on_start();
     comm->start();
     return;
   }
-  simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + latency, [comm] { comm->start(); });
+  simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + latency, [comm, on_start = std::move(on_start)] {
+    if (on_start) on_start();
+    comm->start();
+  });
 }
 
 const topo::Route& Platform::route(int src, int dst) const {

@@ -22,6 +22,7 @@
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Host.hpp>
 
+#include <functional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -46,7 +47,8 @@ class Platform {
   //
   // Starts `comm` (made with sendto_init(host_of(src), host_of(dst)), its payload set, not
   // started) after the route's latency; the caller keeps the handle until it completes.
-  void start(const simgrid::s4u::CommPtr& comm, int src, int dst) const;
+  // `on_start`, if given, runs just before the comm starts moving data.
+  void start(const simgrid::s4u::CommPtr& comm, int src, int dst, std::function<void()> on_start = {}) const;
   const topo::Route& route(int src, int dst) const;
   // Name of the topology link (or node) behind a SimGrid link name.
   const topo::Topology& topology() const { return topo_; }

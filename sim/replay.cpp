@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -326,19 +327,59 @@ struct Replay::Impl {
     sg4::CommPtr comm;  // kept alive until it completes (SimGrid needs the handle)
     int src = -1, dst = -1;  // topology endpoints, for link accounting
     double bytes = 0, start = 0;
+    double remaining = 0;   // bytes still to move at the last checkpoint
+    int active_index = -1;  // in `active` while moving data
   };
   std::deque<CommTag> tags;
   std::vector<sg4::CommPtr> graveyard;  // completed; released at the next timer
   std::vector<std::array<double, 2>> link_bytes;
   std::vector<LinkInterval> link_intervals;
-  // A finished flow: its bytes on every link direction of its route, spread evenly over
-  // its lifetime (exact when its rate was constant).
-  void account(const CommTag& t) {
-    const double end = sg4::Engine::get_clock();
-    for (const auto& h : platform->route(t.src, t.dst).hops) {
-      link_bytes[h.link][h.forward ? 0 : 1] += t.bytes;
-      link_intervals.push_back({h.link, h.forward ? 0 : 1, t.start, end, t.bytes});
+  // Link traffic over time, exact: SimGrid changes a flow's rate only when a flow starts or
+  // ends, so at each such instant (a checkpoint) the bytes every moving flow carried since
+  // the previous one are added, per link direction, as one constant-rate interval.
+  std::vector<CommTag*> active;
+  double last_checkpoint = 0;
+  std::vector<double> moved_on;        // [2 * link + direction], scratch
+  std::vector<std::int32_t> touched;   // entries of moved_on in use
+  void checkpoint() {
+    const double now = sg4::Engine::get_clock();
+    if (now <= last_checkpoint) return;
+    for (CommTag* t : active) {
+      const double rem = t->comm->get_remaining();
+      const double moved = t->remaining - rem;
+      t->remaining = rem;
+      if (moved <= 0) continue;
+      for (const auto& h : platform->route(t->src, t->dst).hops) {
+        const std::int32_t k = 2 * h.link + (h.forward ? 0 : 1);
+        if (moved_on[k] == 0) touched.push_back(k);
+        moved_on[k] += moved;
+      }
     }
+    for (std::int32_t k : touched) {
+      link_intervals.push_back({k / 2, k % 2, last_checkpoint, now, moved_on[k]});
+      moved_on[k] = 0;
+    }
+    touched.clear();
+    last_checkpoint = now;
+  }
+  std::function<void()> on_start(CommTag* t) {
+    return [this, t] {
+      checkpoint();
+      t->remaining = t->bytes;
+      t->active_index = static_cast<int>(active.size());
+      active.push_back(t);
+    };
+  }
+  // A finished flow: its bytes on every link direction of its route.
+  void account(CommTag& t) {
+    checkpoint();
+    if (t.active_index >= 0) {
+      active[t.active_index] = active.back();
+      active[t.active_index]->active_index = t.active_index;
+      active.pop_back();
+      t.active_index = -1;
+    }
+    for (const auto& h : platform->route(t.src, t.dst).hops) link_bytes[h.link][h.forward ? 0 : 1] += t.bytes;
   }
 
   Impl(const topo::Topology& t, std::vector<Workload> w, ReplayOptions o) : topo(t), workloads(std::move(w)), opt(std::move(o)) {}
@@ -576,7 +617,7 @@ void Replay::Impl::start_copy(int rank, std::int32_t node) {
                   op.copy == trace::CopyKind::htod ? gpu_node : host_node, static_cast<double>(op.bytes), sg4::Engine::get_clock()});
   comm->set_payload_size(op.bytes);
   comm->set_data(&tags.back());
-  platform->start(comm, tags.back().src, tags.back().dst);
+  platform->start(comm, tags.back().src, tags.back().dst, on_start(&tags.back()));
   ++flows;
 }
 
@@ -609,10 +650,11 @@ void Replay::Impl::start_collective(std::int32_t id) {
   inst.flows_left = 0;
   for (const auto& f : inst.plan.flows) {
     auto comm = sg4::Comm::sendto_init(platform->host_of(f.src), platform->host_of(f.dst));
-    tags.push_back({true, -1, -1, id, comm, f.src, f.dst, f.bytes, sg4::Engine::get_clock()});
-    comm->set_payload_size(static_cast<std::uint64_t>(std::llround(f.bytes)));
+    const auto payload = static_cast<std::uint64_t>(std::llround(f.bytes));
+    tags.push_back({true, -1, -1, id, comm, f.src, f.dst, static_cast<double>(payload), sg4::Engine::get_clock()});
+    comm->set_payload_size(payload);
     comm->set_data(&tags.back());
-    platform->start(comm, f.src, f.dst);
+    platform->start(comm, f.src, f.dst, on_start(&tags.back()));
     ++inst.flows_left;
     ++flows;
   }
@@ -697,6 +739,7 @@ ReplayResult Replay::run() {
   std::vector<std::pair<int, int>> pairs(needed.begin(), needed.end());
   m.platform = std::make_unique<Platform>(m.topo, pairs);
   m.link_bytes.assign(m.topo.links().size(), {0.0, 0.0});
+  m.moved_on.assign(2 * m.topo.links().size(), 0.0);
   sg4::Activity::on_completion_cb([&m](const sg4::Activity& a) { m.on_comm_done(a); });
 
   m.state.resize(m.nranks);

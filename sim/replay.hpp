@@ -52,7 +52,8 @@ struct RankTimes {
   std::vector<double> gpu_start, gpu_end;               // [gpu op]
 };
 
-// A flow's traffic on one link direction: `bytes` between `start_s` and `end_s`.
+// Traffic on one link direction, all flows together, at a constant rate: `bytes` between
+// `start_s` and `end_s` (consecutive checkpoints: flows start or end only at their ends).
 struct LinkInterval {
   int link, direction;
   double start_s, end_s, bytes;

@@ -300,7 +300,8 @@ std::string iterations_csv(const RunReport& rep) {
 
 std::string links_csv(const ReplayResult& res, const topo::Topology& t) {
   // Utilisation over time: 100 bins over the simulated time, for the link directions that
-  // carried traffic; each flow's bytes spread evenly over its lifetime.
+  // carried traffic. Each interval's rate is constant, so spreading its bytes evenly over
+  // it is exact.
   constexpr int kBins = 100;
   const double span = res.makespan_s > 0 ? res.makespan_s : 1.0, width = span / kBins;
   std::map<std::pair<int, int>, std::vector<double>> bins;

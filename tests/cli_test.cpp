@@ -826,6 +826,43 @@ TEST(Cli, ImportChecksOutBeforeReading) {
   expect_input_error(d, "is a directory");
 }
 
+// Three host-to-device copies on three streams overlap in part on the same PCIe path, so
+// their rates change as each starts and ends. links.csv must never show a link direction
+// above its bandwidth (spreading each copy's bytes evenly over its life did: 1.44), must
+// carry every byte (150 MB on each hop), and shows the path saturated while they overlap.
+TEST(Cli, LinkUtilisationIsExactWhenRatesChange) {
+  TempDir tmp;
+  json ev = json::array();
+  const std::int64_t bytes[3] = {100'000'000, 40'000'000, 10'000'000};
+  const double at_us[3] = {0, 1000, 1500};
+  for (int i = 0; i < 3; ++i) {
+    ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaMemcpyAsync"}, {"pid", 1}, {"tid", 1}, {"ts", at_us[i]},
+                  {"dur", 2.0}, {"args", {{"correlation", i + 1}}}});
+    ev.push_back({{"ph", "X"}, {"cat", "gpu_memcpy"}, {"name", "Memcpy HtoD (Pinned -> Device)"}, {"pid", 0}, {"tid", 7 + i},
+                  {"ts", at_us[i] + 5}, {"dur", 2000.0},
+                  {"args", {{"device", 0}, {"stream", 7 + i}, {"correlation", i + 1}, {"bytes", bytes[i]}}}});
+  }
+  const json doc = {{"deviceProperties", json::array({{{"id", 0}, {"name", "NVIDIA A100-SXM4-40GB"}}})}, {"traceEvents", ev}};
+  const std::string trace = tmp.write("three_copies.json", doc.dump()), out = tmp.path() + "/out";
+  const CliResult r = run_cli("run --trace " + q(trace) + " --topology dgx-a100 --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, double> carried;
+  double peak = 0;
+  size_t rows = 0;
+  for (const auto& row : read_csv(out + "/links.csv")) {
+    ++rows;
+    carried[row.at("link") + " " + row.at("from")] += std::stod(row.at("bytes"));
+    peak = std::max(peak, std::stod(row.at("utilisation")));
+  }
+  ASSERT_GT(rows, 0u);
+  EXPECT_LE(peak, 1.0 + 1e-9);
+  EXPECT_GT(peak, 0.99) << "the path is saturated while the copies overlap";
+  ASSERT_FALSE(carried.empty());
+  for (const auto& [link, b] : carried) EXPECT_NEAR(b, 150e6, 1.0) << link;
+  const json s = read_json(out + "/summary.json");
+  EXPECT_LE(s.at("busiest_link_utilisation").get<double>(), 1.0);
+}
+
 TEST(Cli, BadInputUnknownShippedTopology) {
   TempDir tmp;
   const std::string out = tmp.path() + "/out";
