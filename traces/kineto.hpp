@@ -3,12 +3,14 @@
 // Importer of PyTorch-profiler / Kineto Chrome-trace JSON, plain or gzip-compressed, in the
 // current schema (categories kernel, gpu_memcpy, gpu_memset, cuda_runtime, cuda_driver,
 // cuda_sync, ac2g flows, distributedInfo, deviceProperties) and the older one (Kernel,
-// Runtime, Memcpy, Memset, Operator). See traces/README.md for the inference rules (event
+// Runtime, Memcpy, Memset, Operator). See README.md "How a replay works" for the inference rules (event
 // record/wait pairing, blocking calls) and ../shared/reference/kineto-notes.md.
 //
 // Errors: throws InputError naming the file and the place for unreadable or truncated
-// gzip, malformed JSON, a document that is not a Chrome trace, and a trace with no GPU
-// activity to replay (e.g. a counter-only CUPTI range-profiler trace).
+// gzip, malformed JSON, a document that is not a Chrome trace, a trace with no GPU
+// activity to replay (e.g. a counter-only CUPTI range-profiler trace), GPU activity on more
+// than one device (one trace is one rank on one GPU), a GPU event without a stream, and
+// overlapping or repeated ProfilerStep marks.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -13,8 +13,12 @@
 //                     "communicator": 0, "seq": 0, "protocol": "LL", ...}],
 //    "iterations": [{"name": "ProfilerStep#4", "ts_ns": .., "dur_ns": .., "thread": 1}]}
 //
-// Errors: read_workload_json() throws InputError naming the file and the JSON path of a
-// missing or ill-typed field, or an index out of range.
+// "source" is the trace the IR was imported from (kept as Workload::origin); errors name the
+// IR file itself.
+//
+// Errors: workload_from_json() throws InputError naming the file and the JSON path of a
+// missing or ill-typed field, an index out of range, or what Workload::check() refuses
+// (overlapping or repeated steps, a repeated collective sequence number).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
