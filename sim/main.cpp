@@ -172,9 +172,34 @@ void check_gpus_match_placement(int gpus, size_t placed) {
     input_error("", "--gpus", std::to_string(gpus) + " GPUs but --placement names " + std::to_string(placed) + " (give one of the two)");
 }
 
+// Trace files of --trace arguments: a file as given; a directory (one job's per-rank
+// traces, as the profiler writes them) gives its *.json and *.json.gz files, by name.
+std::vector<std::string> expand_traces(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) {
+      out.push_back(p);
+      continue;
+    }
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(p, ec)) {
+      const std::string name = e.path().filename().string();
+      auto ends = [&](const std::string& suffix) { return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0; };
+      if (name[0] != '.' && e.is_regular_file(ec) && (ends(".json") || ends(".json.gz"))) files.push_back(e.path().string());
+    }
+    if (ec) input_error(p, "--trace", "cannot list the directory: " + ec.message());
+    if (files.empty()) input_error(p, "--trace", "directory holds no trace files (*.json or *.json.gz)");
+    std::sort(files.begin(), files.end());
+    out.insert(out.end(), files.begin(), files.end());
+  }
+  return out;
+}
+
 std::vector<trace::Workload> load_traces(const std::vector<std::string>& paths) {
   std::vector<trace::Workload> w;
-  for (const auto& p : paths) w.push_back(trace::load_workload(p));
+  for (const auto& p : expand_traces(paths)) w.push_back(trace::load_workload(p));
   return w;
 }
 
@@ -679,7 +704,7 @@ int main(int argc, char** argv) {
 
   RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "replay traces on a topology and predict the iteration time");
-  run_cmd->add_option("--trace", run.traces, "trace file (Kineto JSON, .json.gz, or composim IR); repeat for one per rank")->required();
+  run_cmd->add_option("--trace", run.traces, "trace file (Kineto JSON, .json.gz, or composim IR); repeat for one per rank, or give a directory of per-rank traces")->required();
   run_cmd->add_option("--topology", run.topology, "shipped topology name or JSON file")->required();
   run_cmd->add_option("--ranks", run.ranks, "replicate a single trace to N ranks (default: its world size)")->check(CLI::Range(1, 1000000));
   run_cmd->add_option("--placement", run.placement, "GPU per rank, comma-separated names or indices (default: in order)");

@@ -863,6 +863,30 @@ TEST(Cli, LinkUtilisationIsExactWhenRatesChange) {
   EXPECT_LE(s.at("busiest_link_utilisation").get<double>(), 1.0);
 }
 
+// --trace DIR: the directory's *.json and *.json.gz files, one per rank, by name; other
+// and hidden files are not traces. The same job as two --trace flags.
+TEST(Cli, TraceDirectoryIsOneTracePerRank) {
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/traces";
+  fs::create_directories(dir);
+  fs::copy_file(example(1), dir + "/ddp2_rank1.json");
+  fs::copy_file(example(0), dir + "/ddp2_rank0.json");
+  std::ofstream(dir + "/notes.txt") << "not a trace";
+  std::ofstream(dir + "/.hidden.json") << "{";
+  const CliResult d = run_cli("run --trace " + q(dir) + " --topology composable-falcon4016");
+  const CliResult f = run_cli("run " + example_traces() + " --topology composable-falcon4016");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_NE(d.out.find("2 rank(s) on composable-falcon4016, 2 trace(s)"), std::string::npos) << d.out;
+  EXPECT_EQ(summary_without_wall_time(d.out), summary_without_wall_time(f.out));
+  EXPECT_NE(summary_without_wall_time(d.out), "");
+
+  const std::string empty = tmp.path() + "/empty";
+  fs::create_directories(empty);
+  const CliResult e = run_cli("run --trace " + q(empty) + " --topology composable-falcon4016");
+  expect_input_error(e, empty + ": --trace: directory holds no trace files");
+}
+
 TEST(Cli, BadInputUnknownShippedTopology) {
   TempDir tmp;
   const std::string out = tmp.path() + "/out";
