@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <zlib.h>
@@ -63,18 +64,34 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Predicted time of a measured instant `t_ns` on thread `ti`, anchored to the nearest CPU
-// op: the first op starting at or after it, else the last op before it.
+// Predicted time of a measured instant `t_ns` on thread `ti`, anchored to the thread's CPU
+// calls: inside a call, the same offset into its predicted run (at most its predicted
+// length: a blocking call can end sooner in the replay); between calls, the same distance
+// after the previous call's predicted end, but not after the next call's predicted start.
+// Monotonic in `t_ns`, since a thread's calls run in order: a step's predicted end is never
+// before its start.
 double anchor(const Workload& w, const RankTimes& rt, int ti, std::int64_t t_ns) {
   const auto& ops = w.threads[ti].ops;
-  auto it = std::lower_bound(ops.begin(), ops.end(), t_ns, [](const trace::CpuOp& op, std::int64_t t) { return op.ts_ns < t; });
-  if (it != ops.end()) {
-    const size_t k = static_cast<size_t>(it - ops.begin());
-    return rt.cpu_start[ti][k] - (it->ts_ns - t_ns) * 1e-9;
-  }
-  if (ops.empty()) return t_ns * 1e-9;
-  const size_t k = ops.size() - 1;
-  return rt.cpu_end[ti][k] + (t_ns - (ops[k].ts_ns + ops[k].dur_ns)) * 1e-9;
+  const auto& ps = rt.cpu_start[ti];
+  const auto& pe = rt.cpu_end[ti];
+  auto it = std::upper_bound(ops.begin(), ops.end(), t_ns, [](std::int64_t t, const trace::CpuOp& op) { return t < op.ts_ns; });
+  if (it == ops.begin()) return ps[0] - (ops[0].ts_ns - t_ns) * 1e-9;  // before the first call
+  const size_t k = static_cast<size_t>(it - ops.begin()) - 1;
+  const std::int64_t end_ns = ops[k].ts_ns + ops[k].dur_ns;
+  if (t_ns <= end_ns) return ps[k] + std::min((t_ns - ops[k].ts_ns) * 1e-9, pe[k] - ps[k]);
+  const double after = pe[k] + (t_ns - end_ns) * 1e-9;
+  return k + 1 < ops.size() ? std::min(after, ps[k + 1]) : after;
+}
+
+// The thread a rank's step marks are anchored to: their own if it made CUDA calls, else
+// the thread of the first call (the main thread, which steps the profiler; a mark recorded
+// on another thread, or none in an IR file).
+int anchor_thread(const Workload& w, int marked) {
+  if (marked >= 0 && marked < static_cast<int>(w.threads.size()) && !w.threads[marked].ops.empty()) return marked;
+  int best = -1;
+  for (size_t ti = 0; ti < w.threads.size(); ++ti)
+    if (!w.threads[ti].ops.empty() && (best < 0 || w.threads[ti].ops[0].ts_ns < w.threads[best].ops[0].ts_ns)) best = static_cast<int>(ti);
+  return best;
 }
 
 std::string fmt(double v) {
@@ -147,15 +164,20 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
       const Workload& w = workloads[result.ranks[ri].workload];
       for (size_t i = 0; i < w.iterations.size(); ++i) index[ri].emplace(w.iterations[i].name, i);
     }
+    // Steps not in every rank's trace, listed once each (rank, name).
     std::string dropped;
     size_t n_dropped = 0;
-    for (const auto& it : first.iterations) {
-      bool everywhere = true;
-      for (size_t ri = 1; ri < nranks && everywhere; ++ri) everywhere = index[ri].count(it.name) > 0;
-      if (!everywhere) {
-        if (n_dropped++ < 3) dropped += (dropped.empty() ? "" : ", ") + it.name;
-        continue;
+    std::set<std::string> dropped_names;
+    for (size_t ri = 0; ri < nranks; ++ri)
+      for (const auto& it : workloads[result.ranks[ri].workload].iterations) {
+        bool everywhere = true;
+        for (size_t rj = 0; rj < nranks && everywhere; ++rj) everywhere = index[rj].count(it.name) > 0;
+        if (everywhere || !dropped_names.insert(it.name).second) continue;
+        if (n_dropped++ < 3) dropped += (dropped.empty() ? "" : ", ") + it.name + " of rank " + std::to_string(workloads[result.ranks[ri].workload].rank);
       }
+    std::set<int> off_thread;
+    for (const auto& it : first.iterations) {
+      if (dropped_names.count(it.name)) continue;
       IterationResult r;
       r.name = it.name;
       std::vector<Interval> per_rank;
@@ -163,11 +185,12 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
         const auto& rt = result.ranks[ri];
         const Workload& w = workloads[rt.workload];
         const auto& step = w.iterations[index[ri].at(it.name)];
-        double start = step.ts_ns * 1e-9, end = (step.ts_ns + step.dur_ns) * 1e-9;
-        if (step.thread >= 0) {
-          start = anchor(w, rt, step.thread, step.ts_ns);
-          end = anchor(w, rt, step.thread, step.ts_ns + step.dur_ns);
-        }
+        const int ti = anchor_thread(w, step.thread);
+        if (ti < 0)
+          input_error(w.source, "step " + step.name,
+                      "the trace has no CUDA calls to place its step marks in the replay (a step is anchored to its thread's calls)");
+        if (ti != step.thread) off_thread.insert(w.rank);
+        const double start = anchor(w, rt, ti, step.ts_ns), end = anchor(w, rt, ti, step.ts_ns + step.dur_ns);
         per_rank.emplace_back(start, end);
         r.measured_s = std::max(r.measured_s, step.dur_ns * 1e-9);
         r.predicted_s = std::max(r.predicted_s, end - start);
@@ -179,8 +202,10 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
       input_error(first.source, "ProfilerStep marks", "no step is in every rank's trace (this one has " + first.iterations.front().name +
                                                           "...): give traces of one profiler schedule");
     if (n_dropped > 0)
-      rep.notes.push_back(std::to_string(n_dropped) + " step(s) of rank " + std::to_string(first.rank) + " (" + dropped +
-                          (n_dropped > 3 ? ", ..." : "") + ") are not in every rank's trace and are not compared");
+      rep.notes.push_back(std::to_string(n_dropped) + " step(s) (" + dropped + (n_dropped > 3 ? ", ..." : "") +
+                          ") are not in every rank's trace and are not compared");
+    for (int r : off_thread)
+      rep.notes.push_back("rank " + std::to_string(r) + "'s step marks are on a thread without CUDA calls: anchored to the thread of its first CUDA call");
   } else {
     // Whole trace as one iteration: measured span of the trace vs the replay's span.
     IterationResult r;

@@ -693,7 +693,7 @@ TEST(Cli, StepsAreMatchedAcrossRanksByName) {
   const std::string r1 = tmp.write("rank1_no_step1.json", t1.dump()), out = tmp.path() + "/out";
   const CliResult r = run_cli("run --trace " + q(example(0)) + " --trace " + q(r1) + " --topology composable-falcon4016 --out " + q(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("note: 1 step(s) of rank 0 (ProfilerStep#1) are not in every rank's trace and are not compared"), std::string::npos)
+  EXPECT_NE(r.out.find("note: 1 step(s) (ProfilerStep#1 of rank 0) are not in every rank's trace and are not compared"), std::string::npos)
       << r.out;
   // Measured time of each step: the slower rank's duration of that very step.
   std::map<std::string, double> step_s;
@@ -887,6 +887,86 @@ TEST(Cli, TraceDirectoryIsOneTracePerRank) {
   expect_input_error(e, empty + ": --trace: directory holds no trace files");
 }
 
+// A step that ends inside a synchronize the replay shortens: the step is placed by the call
+// it ends in (its offset into the call, at most the call's predicted length), so its
+// predicted end is never before its start and the breakdown's parts stay non-negative.
+// Hand-made: launch k0 at 0 us, cudaStreamSynchronize 2-1002 us waiting for k0 (measured
+// 900-1000 us, replayed right after its launch), launch k1 at 1003 us; steps [0, 3] us and
+// [1003, 1023] us.
+TEST(Cli, StepEndingInsideAShortenedCallKeepsItsLength) {
+  TempDir tmp;
+  auto call = [](const char* name, double ts, double dur, int corr) {
+    return json{{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", name}, {"pid", 1}, {"tid", 1}, {"ts", ts}, {"dur", dur}, {"args", {{"correlation", corr}}}};
+  };
+  auto kern = [](const char* name, double ts, double dur, int corr) {
+    return json{{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"pid", 0}, {"tid", 7}, {"ts", ts}, {"dur", dur},
+                {"args", {{"device", 0}, {"stream", 7}, {"correlation", corr}}}};
+  };
+  auto step = [](const char* name, double ts, double dur) {
+    return json{{"ph", "X"}, {"cat", "user_annotation"}, {"name", name}, {"pid", 1}, {"tid", 1}, {"ts", ts}, {"dur", dur}};
+  };
+  const json doc = {{"traceEvents", json::array({step("ProfilerStep#1", 0, 3), step("ProfilerStep#2", 1003, 20),
+                                                 call("cudaLaunchKernel", 0, 1, 1), call("cudaStreamSynchronize", 2, 1000, 2),
+                                                 call("cudaLaunchKernel", 1003, 1, 3), kern("k0", 900, 100, 1), kern("k1", 1010, 10, 3)})}};
+  const std::string trace = tmp.write("short_sync.json", doc.dump()), out = tmp.path() + "/out";
+  const CliResult r = run_cli("run --trace " + q(trace) + " --topology dgx-a100 --warmup 0 --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json s = read_json(out + "/summary.json");
+  ASSERT_EQ(s.at("iterations").size(), 2u);
+  // Step 1 ends 1 us into the synchronize, which runs longer than that in the replay too.
+  EXPECT_NEAR(s.at("iterations")[0].at("predicted_s").get<double>(), 3e-6, 1e-9) << s.dump();
+  EXPECT_NEAR(s.at("iterations")[1].at("predicted_s").get<double>(), 20e-6, 1e-9) << s.dump();
+  double sum = 0;
+  for (const char* k : {"compute_s", "exposed_communication_s", "memcpy_s", "idle_s"}) {
+    EXPECT_GE(s.at("breakdown").at(k).get<double>(), 0.0) << k;
+    sum += s.at("breakdown").at(k).get<double>();
+  }
+  EXPECT_NEAR(sum, s.at("predicted_iteration_s").get<double>(), 1e-12);
+}
+
+// Step marks on a thread that made no CUDA calls are placed on the thread of the first CUDA
+// call (with a note), not left at their measured times: the same prediction as with the
+// real (main) thread.
+TEST(Cli, StepMarksOffTheCallingThreadAreAnchoredToIt) {
+  TempDir tmp;
+  json t = read_json(example(0));
+  for (auto& e : t["traceEvents"])
+    if (e.value("cat", "") == "user_annotation") e["tid"] = 4242;
+  const std::string moved = tmp.write("marks_elsewhere.json", t.dump());
+  const CliResult a = run_cli("run --trace " + q(example(0)) + " --topology composable-falcon4016");
+  const CliResult b = run_cli("run --trace " + q(moved) + " --topology composable-falcon4016");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(summary_without_wall_time(b.out), summary_without_wall_time(a.out));
+  EXPECT_EQ(a.out.find("+0.00%"), std::string::npos) << "the control should not be exact: " << a.out;
+  EXPECT_NE(b.out.find("note: rank 0's step marks are on a thread without CUDA calls: anchored to the thread of its first CUDA call"), std::string::npos)
+      << b.out;
+}
+
+// Steps that other ranks have but the first lacks are noted too.
+TEST(Cli, StepsMissingOnTheFirstRankAreNoted) {
+  TempDir tmp;
+  json t0 = read_json(example(0));
+  json ev = json::array();
+  for (const auto& e : t0["traceEvents"])
+    if (!(e.value("cat", "") == "user_annotation" && (e["name"] == "ProfilerStep#3" || e["name"] == "ProfilerStep#4"))) ev.push_back(e);
+  t0["traceEvents"] = ev;
+  const std::string r0 = tmp.write("rank0_two_steps.json", t0.dump());
+  const CliResult r = run_cli("run --trace " + q(r0) + " --trace " + q(example(1)) + " --topology composable-falcon4016");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("note: 2 step(s) (ProfilerStep#3 of rank 1, ProfilerStep#4 of rank 1) are not in every rank's trace"),
+            std::string::npos)
+      << r.out;
+}
+
+// A rank's collective on a communicator it is not a member of cannot be matched.
+TEST(Cli, BadInputCollectiveOnACommunicatorWithoutThisRank) {
+  TempDir tmp;
+  const auto [r, ir] = run_edited_ir(tmp, "foreign", [](json& d) { d["communicators"][0]["ranks"] = json::array({1}); });
+  expect_input_error(r, ir + ": collectives[0]");
+  EXPECT_NE(r.err.find("whose ranks do not include this trace's rank 0"), std::string::npos) << r.err;
+}
+
 TEST(Cli, BadInputUnknownShippedTopology) {
   TempDir tmp;
   const std::string out = tmp.path() + "/out";
@@ -1008,7 +1088,7 @@ TEST(Cli, BadFlagsFailFastWithOneLine) {
       {"run --trace " + ex + " --topology composable-falcon4016 --out /proc/composim-x", "cannot create the output directory"},
       {"run --trace " + ex + " --topology composable-falcon4016 --out ''", "--out: needs a directory"},
       {"run --trace " + ex + " --topology /tmp", "/tmp: is a directory, not a topology file"},
-      {"run --trace /tmp --topology composable-falcon4016", "/tmp: is a directory, not a trace file"},
+      {"run --trace /proc/self/fdinfo --topology composable-falcon4016", "/proc/self/fdinfo: --trace: directory holds no trace files"},
       {"run --trace " + ex + " --topology composable-falcon4016 --placement ''", "--placement: needs a comma-separated list"},
   };
   for (const auto& c : cases) {

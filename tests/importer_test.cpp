@@ -173,19 +173,43 @@ TEST(Importer, RejectsOutOfRangeEventFields) {
   EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": "abc"})")).find("\"stream\" = \"abc\" is not an integer"),
             std::string::npos);
   EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": [])")).find("\"args\" must be an object"), std::string::npos);
-  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": 7})", R"("distributedInfo": {"rank": 5, "world_size": 2},)"))
-                .find("distributedInfo.rank: rank 5 is not in [0, world_size 2)"),
+  const std::string k = R"("ts": 1, "dur": 3, "args": {"stream": 7})";
+  EXPECT_NE(msg(trace_with(k, R"("distributedInfo": {"rank": 5, "world_size": 2},)")).find("distributedInfo: \"rank\" = 5 is out of range [0, 1]"),
             std::string::npos);
-  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": 7})", R"("distributedInfo": {"rank": 0, "world_size": 0},)"))
-                .find("distributedInfo.world_size: 0 is not a world size"),
+  EXPECT_NE(msg(trace_with(k, R"("distributedInfo": {"rank": 0, "world_size": 0},)"))
+                .find("distributedInfo: \"world_size\" = 0 is out of range [1, 1000000]"),
             std::string::npos);
+  // Not wrapped or truncated: 1e30 and 1.9 are not ranks.
+  EXPECT_NE(msg(trace_with(k, R"("distributedInfo": {"rank": 0, "world_size": 1e30},)")).find("\"world_size\" = 1e+30 is not an integer"),
+            std::string::npos)
+      << msg(trace_with(k, R"("distributedInfo": {"rank": 0, "world_size": 1e30},)"));
+  EXPECT_NE(msg(trace_with(k, R"("distributedInfo": {"rank": 1.9, "world_size": 2},)")).find("\"rank\" = 1.9 is not an integer"),
+            std::string::npos);
+  // Process groups' ranks are ranks of the job, each once; a rank's collectives are on
+  // groups it belongs to.
+  EXPECT_NE(msg(trace_with(k, R"("distributedInfo": {"rank": 0, "world_size": 2, "pg_config": [{"pg_name": "0", "ranks": [0, 1099511627776]}]},)"))
+                .find("distributedInfo.pg_config[0].ranks[1]: \"rank\" = 1099511627776 is out of range [0, 1]"),
+            std::string::npos);
+  EXPECT_NE(msg(trace_with(k, R"("distributedInfo": {"rank": 0, "world_size": 2, "pg_config": [{"pg_name": "0", "ranks": [1, 1]}]},)"))
+                .find("communicator \"0\": rank 1 is listed twice"),
+            std::string::npos);
+  EXPECT_NE(msg(trace_with(k, R"("distributedInfo": {"rank": 0, "world_size": 2, "pg_config": [{"pg_name": "0", "ranks": [0]}, {"pg_name": "0", "ranks": [1]}]},)"))
+                .find("communicator \"0\": appears twice"),
+            std::string::npos);
+  // A span of more than 11.6 days is a broken timestamp (nanoseconds would overflow).
+  {
+    const std::string t = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 3, "args": {"stream": 7}},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaFree", "pid": 1, "tid": 1, "ts": 9e17, "dur": 1}]})";
+    EXPECT_NE(msg(t).find("traceEvents[1]: ends 900000000000 s after traceEvents[0] starts; a trace may span at most 11.6 days"), std::string::npos)
+        << msg(t);
+  }
   // Collective sizes whose bytes would overflow, or negative ones, are errors, not "unknown".
   EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": 7, "In msg nelems": 4611686018427387904})"))
-                .find("traceEvents[0].args: \"In msg nelems\" = 4611686018427387904 is not an integer in [0, 140737488355328]"),
+                .find("traceEvents[0].args: \"In msg nelems\" = 4611686018427387904 is out of range [0, 140737488355328]"),
             std::string::npos);
-  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": 7, "Out msg nelems": -1})")).find("\"Out msg nelems\" = -1 is not"),
+  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": 7, "Out msg nelems": -1})")).find("\"Out msg nelems\" = -1 is out of range"),
             std::string::npos);
-  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": 7, "Group size": -2})")).find("\"Group size\" = -2 is not"),
+  EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": 7, "Group size": -2})")).find("\"Group size\" = -2 is out of range"),
             std::string::npos);
   // A numeric string stream id is what some exporters write: accepted.
   EXPECT_EQ(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": "7"})")), "");

@@ -102,7 +102,7 @@ std::vector<int> parse_rank_list(const std::string& s) {
   int cur = -1;
   for (char c : s) {
     if (c >= '0' && c <= '9') {
-      cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
+      cur = std::min((cur < 0 ? 0 : cur * 10) + (c - '0'), 100'000'000);  // capped: Workload::check() refuses it
     } else if (cur >= 0) {
       ranks.push_back(cur);
       cur = -1;
@@ -134,11 +134,12 @@ double checked_number(const json& e, const char* key, const std::string& path, s
   return v;
 }
 
-// Integer arg of a GPU event (device, stream, bytes), checked; numeric strings are accepted.
-std::int64_t checked_arg(const json& args, const char* key, const std::string& path, size_t index, std::int64_t def,
+// Integer field `key` of `obj`, checked: an integer, a whole float or a numeric string, in
+// [min, max]; `def` if absent. Names `place` on error.
+std::int64_t checked_int(const json& obj, const char* key, const std::string& path, const std::string& place, std::int64_t def,
                          std::int64_t min, std::int64_t max) {
-  auto it = args.find(key);
-  if (it == args.end()) return def;
+  auto it = obj.find(key);
+  if (it == obj.end()) return def;
   std::int64_t v = 0;
   bool ok = false;
   if (it->is_number_integer()) {
@@ -156,11 +157,16 @@ std::int64_t checked_arg(const json& args, const char* key, const std::string& p
     ok = !str.empty() && *end == '\0' && errno == 0;
     v = x;
   }
-  if (!ok || v < min || v > max)
-    input_error(path, "traceEvents[" + std::to_string(index) + "].args", std::string("\"") + key + "\" = " + it->dump() +
-                                                                             " is not an integer in [" + std::to_string(min) + ", " +
-                                                                             std::to_string(max) + "]");
+  const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  if (!ok) input_error(path, place, std::string("\"") + key + "\" = " + it->dump() + " is not an integer in " + range);
+  if (v < min || v > max) input_error(path, place, std::string("\"") + key + "\" = " + it->dump() + " is out of range " + range);
   return v;
+}
+
+// Integer arg of a GPU event (device, stream, bytes), checked.
+std::int64_t checked_arg(const json& args, const char* key, const std::string& path, size_t index, std::int64_t def,
+                         std::int64_t min, std::int64_t max) {
+  return checked_int(args, key, path, "traceEvents[" + std::to_string(index) + "].args", def, min, max);
 }
 
 constexpr double kMaxUs = 1e12;  // 11.6 days in microseconds
@@ -196,22 +202,24 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
                 "Chrome trace of the same run");
   if (doc.is_object()) {
     if (auto it = doc.find("distributedInfo"); it != doc.end() && it->is_object()) {
-      const std::int64_t world = get_int(*it, "world_size", 1), rank = get_int(*it, "rank", 0);
-      if (world < 1 || world > 1'000'000)
-        input_error(path, "distributedInfo.world_size", std::to_string(world) + " is not a world size in [1, 1000000]");
-      if (rank < 0 || rank >= world)
-        input_error(path, "distributedInfo.rank", "rank " + std::to_string(rank) + " is not in [0, world_size " + std::to_string(world) + ")");
+      const std::int64_t world = checked_int(*it, "world_size", path, "distributedInfo", 1, 1, 1'000'000);
+      const std::int64_t rank = checked_int(*it, "rank", path, "distributedInfo", 0, 0, world - 1);
       w.rank = static_cast<int>(rank);
       w.world_size = static_cast<int>(world);
       if (auto pg = it->find("pg_config"); pg != it->end() && pg->is_array()) {
-        for (const auto& p : *pg) {
+        for (size_t pi = 0; pi < pg->size(); ++pi) {
+          const json& p = (*pg)[pi];
           if (!p.is_object()) continue;
           if (get_str(p, "backend_config").find("nccl") == std::string::npos && p.contains("backend_config")) continue;
           Communicator c;
           c.name = get_str(p, "pg_name");
           if (auto r = p.find("ranks"); r != p.end() && r->is_array())
-            for (const auto& x : *r)
-              if (x.is_number_integer()) c.ranks.push_back(x.get<int>());
+            for (size_t k = 0; k < r->size(); ++k) {
+              const json x = {{"rank", (*r)[k]}};
+              c.ranks.push_back(static_cast<int>(checked_int(x, "rank", path,
+                                                             "distributedInfo.pg_config[" + std::to_string(pi) + "].ranks[" + std::to_string(k) + "]",
+                                                             0, 0, world - 1)));
+            }
           w.communicators.push_back(std::move(c));
         }
       }
@@ -230,7 +238,8 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   };
   std::unordered_map<std::int64_t, SyncInfo> sync_by_corr;  // cuda_sync events, by call correlation
   std::map<std::string, std::int32_t> thread_index;
-  double t0_us = INFINITY;
+  double t0_us = INFINITY, last_end_us = -INFINITY;
+  size_t t0_index = 0, last_index = 0;
   bool legacy = false;
   for (size_t i = 0; i < events->size(); ++i) {
     const json& e = (*events)[i];
@@ -248,7 +257,12 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
                          e["name"].is_string() && e["name"].get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0;
     if (!is_gpu && !is_call && !is_step && cat != "cuda_sync") continue;
     const double ts = checked_number(e, "ts", path, i, -kMaxUs * 1e6, kMaxUs * 1e6);
-    checked_number(e, "dur", path, i, 0.0, kMaxUs);
+    const double dur = checked_number(e, "dur", path, i, 0.0, kMaxUs);
+    if (ts < t0_us) t0_index = i;
+    if (ts + dur > last_end_us) {
+      last_end_us = ts + dur;
+      last_index = i;
+    }
     if (e.contains("args") && !e["args"].is_object())
       input_error(path, "traceEvents[" + std::to_string(i) + "]", "\"args\" must be an object");
     t0_us = std::min(t0_us, ts);
@@ -290,6 +304,12 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     }
   }
   if (legacy) w.format = "kineto-legacy";
+  // Times become integer nanoseconds from the first event: a span of more than 11.6 days is
+  // a broken timestamp, not a trace (and would overflow).
+  if (last_end_us - t0_us > kMaxUs)
+    input_error(path, "traceEvents[" + std::to_string(last_index) + "]",
+                "ends " + std::to_string(static_cast<long long>((last_end_us - t0_us) * 1e-6)) + " s after traceEvents[" +
+                    std::to_string(t0_index) + "] starts; a trace may span at most 11.6 days (a timestamp is wrong)");
   if (gpu.empty())
     input_error(path, "traceEvents",
                 "no GPU activity to replay (no kernel, memcpy or memset events; a counter-only CUPTI profiler trace has "

@@ -51,9 +51,14 @@ std::uint32_t Workload::intern(const std::string& s) {
 
 void Workload::check() const {
   std::map<std::string, size_t> step_names;
-  for (size_t i = 0; i < iterations.size(); ++i)
-    if (auto [it, inserted] = step_names.emplace(iterations[i].name, i); !inserted)
-      input_error(source, "step " + iterations[i].name, "appears twice: steps are matched across ranks by name");
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    const std::string& name = iterations[i].name;
+    if (name.empty() || std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == ',' || c == '"'; }))
+      input_error(source, "iterations[" + std::to_string(i) + "]",
+                  "step name \"" + name + "\" must be non-empty, on one line, without commas or quotes (it names a row of the outputs)");
+    if (auto [it, inserted] = step_names.emplace(name, i); !inserted)
+      input_error(source, "step " + name, "appears twice: steps are matched across ranks by name");
+  }
   for (size_t i = 1; i < iterations.size(); ++i) {
     const auto& a = iterations[i - 1];
     const auto& b = iterations[i];
@@ -61,6 +66,28 @@ void Workload::check() const {
       input_error(source, "step " + b.name,
                   "starts at " + std::to_string(b.ts_ns) + " ns, before " + a.name + " ends at " + std::to_string(a.ts_ns + a.dur_ns) +
                       " ns: steps must be in time order and must not overlap");
+  }
+  // Communicators: ranks are matched by name, so names are unique; members are ranks of
+  // the job, each once; a rank's collectives are on communicators it belongs to.
+  std::map<std::string, size_t> comm_names;
+  for (size_t i = 0; i < communicators.size(); ++i) {
+    const auto& c = communicators[i];
+    const std::string place = "communicator \"" + c.name + "\"";
+    if (auto [it, inserted] = comm_names.emplace(c.name, i); !inserted) input_error(source, place, "appears twice: communicators are matched by name");
+    std::vector<int> sorted = c.ranks;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t k = 0; k < sorted.size(); ++k) {
+      if (sorted[k] < 0 || sorted[k] >= world_size)
+        input_error(source, place, "rank " + std::to_string(sorted[k]) + " is not a rank of the job (world size " + std::to_string(world_size) + ")");
+      if (k > 0 && sorted[k] == sorted[k - 1]) input_error(source, place, "rank " + std::to_string(sorted[k]) + " is listed twice");
+    }
+  }
+  for (size_t i = 0; i < collectives.size(); ++i) {
+    const auto& r = communicators[collectives[i].communicator].ranks;
+    if (!r.empty() && std::find(r.begin(), r.end(), rank) == r.end())
+      input_error(source, "collectives[" + std::to_string(i) + "]",
+                  "is on communicator \"" + communicators[collectives[i].communicator].name + "\", whose ranks do not include this trace's rank " +
+                      std::to_string(rank));
   }
   std::map<std::pair<std::int32_t, std::uint64_t>, size_t> seen;
   for (size_t i = 0; i < collectives.size(); ++i) {
