@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <initializer_list>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -248,7 +249,7 @@ double duration_flag(const std::string& flag, const std::string& text) {
 // run that fails leaves the file system as it was. The directory, or else its nearest
 // existing ancestor, must be a directory in which this process can create an entry (tried
 // with a probe directory, removed at once: permission bits do not tell for root or /proc).
-void check_out_dir(const std::string& dir) {
+void check_out_dir(const std::string& dir, std::initializer_list<const char*> outputs = {}) {
   namespace fs = std::filesystem;
   if (dir.empty()) input_error("", "--out", "needs a directory");
   std::error_code ec;
@@ -262,10 +263,11 @@ void check_out_dir(const std::string& dir) {
   if (!fs::create_directory(probe, ec) || ec)
     input_error(dir, "--out", (exists ? "cannot write in the output directory: " : "cannot create the output directory: cannot write in " + p.string() + ": ") + ec.message());
   fs::remove(probe, ec);
+  for (const char* name : outputs) sim::check_replaceable((fs::path(dir) / name).string(), "--out");
 }
 
 int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
-  if (out_given) check_out_dir(a.out);
+  if (out_given) check_out_dir(a.out, {"summary.json", "iterations.csv", "links.csv", "timeline.json"});
   topo::Topology topology = load_topology(a.topology, a.p2p);
   auto workloads = load_traces(a.traces);
   sim::ReplayOptions opt;
@@ -358,7 +360,7 @@ struct CollectiveArgs {
 };
 
 int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool out_given) {
-  if (out_given) check_out_dir(a.out);
+  if (out_given) check_out_dir(a.out, {"collective.csv"});
   topo::Topology topology = load_topology(a.topology, a.p2p);
   sim::SweepOptions o;
   o.kind = collective::parse_kind(a.op);
@@ -421,7 +423,7 @@ struct P2pArgs {
 
 // p2pBandwidthLatencyTest-style: unidirectional copy bandwidth between every ordered pair.
 int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
-  if (out_given) check_out_dir(a.out);
+  if (out_given) check_out_dir(a.out, {"p2p.csv"});
   topo::Topology topology = load_topology(a.topology, a.p2p);
   // p2pBandwidthLatencyTest is one process: it sees the GPUs of one machine, or of one host
   // of a composition.
@@ -494,7 +496,7 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
 int cmd_import(const std::string& path, const std::string& out, bool out_given) {
   if (out_given && out.empty()) input_error("", "--out", "needs a file name");
   if (out_given) {  // fail before a long parse, not after
-    if (std::filesystem::is_directory(out)) input_error(out, "--out", "is a directory; give a file name");
+    sim::check_replaceable(out, "--out");
     const auto parent = std::filesystem::path(out).parent_path();
     check_out_dir(parent.empty() ? "." : parent.string());
   }

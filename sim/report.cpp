@@ -404,14 +404,21 @@ std::string timeline_json(const std::vector<Workload>& workloads, const ReplayRe
   return out;
 }
 
+void check_replaceable(const std::string& path, std::string_view place) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto st = fs::status(path, ec);  // through a link: a link to /dev/null is /dev/null
+  if (ec || !fs::exists(st) || fs::is_regular_file(st)) return;
+  input_error(path, place, fs::is_directory(st) ? "is a directory; give a file name (or a directory without it)"
+                                                : "exists and is not a regular file (a device, FIFO or socket): composim replaces only files");
+}
+
 void write_files_atomically(const std::string& dir, const std::map<std::string, std::string>& files) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) input_error(dir, "", "cannot create output directory: " + ec.message());
-  for (const auto& [name, content] : files)
-    if (fs::is_directory(fs::path(dir) / name))
-      input_error((fs::path(dir) / name).string(), "", "is a directory; cannot write the output file there");
+  for (const auto& [name, content] : files) check_replaceable((fs::path(dir) / name).string(), "output file");
   std::vector<std::pair<fs::path, fs::path>> staged;
   auto cleanup = [&] {
     for (const auto& [tmp, final_path] : staged) fs::remove(tmp, ec);
@@ -444,7 +451,7 @@ void write_file_atomically(const std::string& path, const std::string& content, 
   const fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
   if (ec) input_error(path, place, "cannot create its directory: " + ec.message());
-  if (fs::is_directory(path)) input_error(path, place, "is a directory; give a file name");
+  check_replaceable(path, place);
   const std::string tmp = path + ".tmp";
   bool ok = false;
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {

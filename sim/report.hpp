@@ -68,6 +68,13 @@ std::pair<std::string, double> busiest_link(const ReplayResult& result, const to
 std::string timeline_json(const std::vector<trace::Workload>& workloads, const ReplayResult& result,
                           const topo::Topology& topology);
 
+// check_replaceable()
+//
+// Throws InputError naming `path` and `place` unless `path` is absent or a regular file:
+// the writers replace a file by renaming a new one over it, which must not turn a
+// directory, device (/dev/null, or a link to it) or FIFO into a plain file.
+void check_replaceable(const std::string& path, std::string_view place);
+
 // write_files_atomically()
 //
 // Writes every (file name, content) into `dir` (created if needed) as temporary files,

@@ -4,6 +4,7 @@
 // Tests that need the real traces in ../shared/data skip with a message when that folder
 // is absent; the others use the shipped example traces, the shipped topologies and the
 // tiny hand-made inputs in tests/data.
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -965,6 +966,30 @@ TEST(Cli, BadInputCollectiveOnACommunicatorWithoutThisRank) {
   const auto [r, ir] = run_edited_ir(tmp, "foreign", [](json& d) { d["communicators"][0]["ranks"] = json::array({1}); });
   expect_input_error(r, ir + ": collectives[0]");
   EXPECT_NE(r.err.find("whose ranks do not include this trace's rank 0"), std::string::npos) << r.err;
+}
+
+// Outputs replace files by renaming new ones over them: a device, FIFO or directory where an
+// output goes is refused before any work (root's `--out /dev/null` would otherwise replace
+// /dev/null by a regular file).
+TEST(Cli, OutputsNeverReplaceDevicesFifosOrDirectories) {
+  TempDir tmp;
+  const std::string fifo = tmp.path() + "/fifo.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  const CliResult a = run_cli("import " + q(example(0)) + " --out " + q(fifo));
+  expect_input_error(a, fifo + ": --out: exists and is not a regular file");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  const std::string dev_link = tmp.path() + "/null.json";
+  fs::create_symlink("/dev/null", dev_link);
+  const CliResult b = run_cli("import " + q(example(0)) + " --out " + q(dev_link));
+  expect_input_error(b, dev_link + ": --out: exists and is not a regular file");
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  // run: checked before the replay, for each of its four files.
+  const std::string out = tmp.path() + "/out";
+  fs::create_directories(out + "/timeline.json");
+  const CliResult c = run_cli("run " + example_traces() + " --topology composable-falcon4016 --out " + q(out));
+  expect_input_error(c, out + "/timeline.json: --out: is a directory");
+  EXPECT_EQ(c.out, "") << "the replay ran before the check";
+  EXPECT_FALSE(fs::exists(out + "/summary.json"));
 }
 
 TEST(Cli, BadInputUnknownShippedTopology) {
