@@ -399,6 +399,7 @@ struct Replay::Impl {
   void finish_collective(std::int32_t inst);
   void on_comm_done(const sg4::Activity& a);
   std::string deadlock_report() const;
+  std::string stalled_trace() const;
 };
 
 Replay::Replay(const topo::Topology& topology, std::vector<trace::Workload> workloads, ReplayOptions options)
@@ -426,13 +427,13 @@ void Replay::Impl::setup() {
   } else {
     for (size_t i = 1; i < workloads.size(); ++i)
       if (workloads[i].world_size != workloads[0].world_size)
-        input_error(workloads[i].source, "distributedInfo.world_size",
+        input_error(workloads[i].source, workloads[i].format == "composim-ir" ? "world_size" : "distributedInfo.world_size",
                     "world size " + std::to_string(workloads[i].world_size) + " differs from " + std::to_string(workloads[0].world_size) +
                         " in " + workloads[0].source + ": the traces are not of one job");
     std::stable_sort(workloads.begin(), workloads.end(), [](const Workload& a, const Workload& b) { return a.rank < b.rank; });
     for (size_t i = 1; i < workloads.size(); ++i)
       if (workloads[i].rank == workloads[i - 1].rank)
-        input_error(workloads[i].source, "distributedInfo.rank",
+        input_error(workloads[i].source, workloads[i].format == "composim-ir" ? "rank" : "distributedInfo.rank",
                     "rank " + std::to_string(workloads[i].rank) + " is also the rank of " + workloads[i - 1].source +
                         "; give one trace per rank");
     nranks = static_cast<int>(workloads.size());
@@ -690,6 +691,15 @@ void Replay::Impl::on_comm_done(const sg4::Activity& a) {
   }
 }
 
+// The trace of the first rank left with operations that never ran (several: each waits on
+// another's collective; the report names them).
+std::string Replay::Impl::stalled_trace() const {
+  for (int r = 0; r < nranks; ++r)
+    for (auto left : state[r].remaining)
+      if (left > 0) return workloads[rank_workload[r]].source;
+  return "";
+}
+
 std::string Replay::Impl::deadlock_report() const {
   std::ostringstream out;
   int shown = 0;
@@ -758,7 +768,7 @@ ReplayResult Replay::run() {
   m.graveyard.clear();
 
   if (m.completed != m.total)
-    input_error("", "replay", "the simulation stopped with " + std::to_string(m.total - m.completed) +
+    input_error(m.stalled_trace(), "replay", "the simulation stopped with " + std::to_string(m.total - m.completed) +
                                   " operations that never ran: " + m.deadlock_report());
 
   ReplayResult res;

@@ -377,13 +377,16 @@ std::string timeline_json(const std::vector<Workload>& workloads, const ReplayRe
     const Workload& w = workloads[rt.workload];
     const std::string pid = std::to_string(rt.rank);
     const auto& gpu = topology.nodes()[rt.gpu_node];
+    // CPU threads' tracks follow the streams' (tid = CUDA stream id), never sharing one.
+    std::int64_t cpu_tid = 1000000;
+    for (const auto& s : w.streams) cpu_tid = std::max(cpu_tid, s.id + 1);
     ev("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + pid + ",\"args\":{\"name\":" +
        q("rank " + pid + " on " + gpu.name + " (" + gpu.model + ")") + "}}");
     for (const auto& s : w.streams)
       ev("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid + ",\"tid\":" + std::to_string(s.id) +
          ",\"args\":{\"name\":\"stream " + std::to_string(s.id) + "\"}}");
     for (size_t ti = 0; ti < w.threads.size(); ++ti)
-      ev("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid + ",\"tid\":" + std::to_string(1000000 + ti) +
+      ev("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid + ",\"tid\":" + std::to_string(cpu_tid + static_cast<std::int64_t>(ti)) +
          ",\"args\":{\"name\":" + q("CPU thread " + w.threads[ti].id) + "}}");
     for (size_t g = 0; g < w.gpu_ops.size(); ++g) {
       const auto& op = w.gpu_ops[g];
@@ -396,7 +399,7 @@ std::string timeline_json(const std::vector<Workload>& workloads, const ReplayRe
       const auto& ops = w.threads[ti].ops;
       for (size_t k = 0; k < ops.size(); ++k)
         ev("{\"ph\":\"X\",\"cat\":\"cpu\",\"name\":" + q(w.names[ops[k].name]) + ",\"pid\":" + pid +
-           ",\"tid\":" + std::to_string(1000000 + ti) + ",\"ts\":" + us(rt.cpu_start[ti][k]) +
+           ",\"tid\":" + std::to_string(cpu_tid + static_cast<std::int64_t>(ti)) + ",\"ts\":" + us(rt.cpu_start[ti][k]) +
            ",\"dur\":" + us(rt.cpu_end[ti][k] - rt.cpu_start[ti][k]) + "}");
     }
   }

@@ -992,6 +992,40 @@ TEST(Cli, OutputsNeverReplaceDevicesFifosOrDirectories) {
   EXPECT_FALSE(fs::exists(out + "/summary.json"));
 }
 
+// Two ranks whose collectives are numbered in different orders wait for each other: the
+// error names a trace and the collectives, not only "replay".
+TEST(Cli, BadInputCrossRankDeadlockNamesATrace) {
+  TempDir tmp;
+  std::string irs[2];
+  for (int r = 0; r < 2; ++r) {
+    irs[r] = tmp.path() + "/r" + std::to_string(r) + ".ir.json";
+    ASSERT_EQ(run_cli("import " + q(example(r)) + " --out " + q(irs[r])).exit_code, 0);
+  }
+  json d = read_json(irs[1]);
+  auto& c = d["collectives"];
+  std::swap(c[0]["seq"], c[3]["seq"]);
+  write_json(irs[1], d);
+  const CliResult r = run_cli("run --trace " + q(irs[0]) + " --trace " + q(irs[1]) + " --topology composable-falcon4016");
+  expect_input_error(r, ".ir.json: replay: the simulation stopped with");
+  EXPECT_NE(r.err.find("all_reduce #"), std::string::npos) << r.err;
+}
+
+// timeline.json: a stream whose id is where CPU threads' tracks used to start (1000000)
+// keeps a track of its own.
+TEST(Cli, TimelineTracksNeverCollide) {
+  TempDir tmp;
+  const auto [r, ir] = run_edited_ir(tmp, "sid", [](json& d) { d["streams"][0]["id"] = 1000000; });
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string out = tmp.path() + "/out";
+  ASSERT_EQ(run_cli("run --trace " + q(ir) + " --ranks 1 --topology composable-falcon4016 --out " + q(out)).exit_code, 0);
+  std::map<std::int64_t, std::set<std::string>> kinds;  // tid -> event categories
+  const json timeline = read_json(out + "/timeline.json");
+  for (const auto& e : timeline.at("traceEvents"))
+    if (e.value("ph", "") == "X") kinds[e.at("tid").get<std::int64_t>()].insert(e.at("cat").get<std::string>() == "cpu" ? "cpu" : "gpu");
+  ASSERT_TRUE(kinds.count(1000000));
+  for (const auto& [tid, k] : kinds) EXPECT_EQ(k.size(), 1u) << "track " << tid << " mixes CPU calls and GPU work";
+}
+
 TEST(Cli, BadInputUnknownShippedTopology) {
   TempDir tmp;
   const std::string out = tmp.path() + "/out";

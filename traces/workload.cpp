@@ -54,8 +54,12 @@ void Workload::check() const {
   for (size_t i = 0; i < iterations.size(); ++i) {
     const std::string& name = iterations[i].name;
     if (name.empty() || std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == ',' || c == '"'; }))
+    {
+      std::string shown;
+      for (char c : name.substr(0, 60)) shown += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
       input_error(source, "iterations[" + std::to_string(i) + "]",
-                  "step name \"" + name + "\" must be non-empty, on one line, without commas or quotes (it names a row of the outputs)");
+                  "step name \"" + shown + "\" must be non-empty, on one line, without commas or quotes (it names a row of the outputs)");
+    }
     if (auto [it, inserted] = step_names.emplace(name, i); !inserted)
       input_error(source, "step " + name, "appears twice: steps are matched across ranks by name");
   }

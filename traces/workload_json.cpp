@@ -239,7 +239,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   for (size_t i = 0; i < streams.size(); ++i) {
     const std::string place = "streams[" + std::to_string(i) + "]";
     Stream st;
-    st.id = r.integer(streams[i], "id", place, INT64_MIN + 1, INT64_MAX);
+    st.id = r.integer(streams[i], "id", place, INT32_MIN, INT64_MAX / 2);  // as the Kineto importer takes
     st.device = static_cast<int>(r.integer(streams[i], "device", place, 0, 1 << 20));
     st.ops = r.indices(streams[i], "ops", place, n_gpu);
     for (auto x : st.ops) {
