@@ -24,6 +24,14 @@ using json = nlohmann::ordered_json;  // axes keep the spec's order
 
 namespace {
 
+// One CSV field (RFC 4180): quoted when it holds a comma, quote or line break.
+std::string csv_field(const std::string& v) {
+  if (v.find_first_of(",\"\r\n") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
 // A spec's trace path: "{data}/..." is under the shared data folder.
 std::string resolve_trace(const std::string& trace, const std::string& data_dir) {
   return trace.rfind("{data}/", 0) == 0 ? data_dir + trace.substr(6) : trace;
@@ -393,25 +401,22 @@ int run_sweep_spec(const SweepRunOptions& o) {
   size_t failed = 0, reused = 0;
   for (auto& p : points) {
     std::string row = std::to_string(p.index);
-    for (const auto& [axis, label] : p.labels) {
-      std::string l = label;
-      std::replace(l.begin(), l.end(), ',', ';');
-      row += "," + l;
-    }
+    for (const auto& [axis, label] : p.labels) row += "," + csv_field(label);
     json s;
     if (p.error.empty()) p.error = read_summary(p.dir + "/out/summary.json", &s);
     if (p.error.empty()) {
       char buf[512];
-      std::snprintf(buf, sizeof buf, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%.6g,", s["predicted_iteration_s"].get<double>(),
+      std::snprintf(buf, sizeof buf, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", s["predicted_iteration_s"].get<double>(),
                     s["measured_iteration_s"].get<double>(), s["breakdown"]["compute_s"].get<double>(),
                     s["breakdown"]["exposed_communication_s"].get<double>(), s["breakdown"]["memcpy_s"].get<double>(),
-                    s["breakdown"]["idle_s"].get<double>(), s.value("busiest_link", "").c_str(), s.value("busiest_link_utilisation", 0.0));
+                    s["breakdown"]["idle_s"].get<double>());
+      row += buf + csv_field(s.value("busiest_link", ""));
+      std::snprintf(buf, sizeof buf, ",%.6g,", s.value("busiest_link_utilisation", 0.0));
       row += buf;
     } else {
       std::string e = p.error;
-      std::replace(e.begin(), e.end(), ',', ';');
       std::replace(e.begin(), e.end(), '\n', ' ');
-      row += ",,,,,,,,," + e;
+      row += ",,,,,,,,," + csv_field(e);
       ++failed;
     }
     reused += p.reused;

@@ -1378,6 +1378,27 @@ TEST(Cli, SweepResumeRerunsChangedTopologyAndBrokenOutput) {
   EXPECT_EQ(reused(), 1);
 }
 
+// results.csv is RFC 4180: a label with a comma or a quote is one quoted field, as given
+// in the spec (it used to become "a; b").
+TEST(Cli, SweepResultsQuoteLabels) {
+  TempDir d;
+  const std::string out = d.path() + "/out";
+  const json spec = {{"name", "t"},
+                     {"traces", {example(0)}},
+                     {"points", {{{"label", "chassis, \"one\" host"}, {"topology", shipped_topology("pcie-8gpu-gen3")}, {"ranks", 1}}}}};
+  const std::string file = d.write("spec.json", spec.dump());
+  const CliResult r = run_cli("sweep " + q(file) + " --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = lines_of(slurp(out + "/results.csv"));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[1].find(",\"chassis, \"\"one\"\" host\","), std::string::npos) << lines[1];
+  const auto rows = read_csv(out + "/results.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("label"), "chassis, \"one\" host");
+  EXPECT_EQ(rows[0].at("error"), "") << lines[1];
+  EXPECT_GT(std::stod(rows[0].at("predicted_iteration_s")), 0.0);
+}
+
 // composim plot: a directory name is data, never shell (a quote in it once ran as shell);
 // CSVs that are not composim's are a clear error, and nothing is claimed as written.
 TEST(Cli, PlotQuotesItsDirectoryAndRejectsForeignCsv) {
