@@ -776,7 +776,8 @@ int main(int argc, char** argv) {
   auto* val_cmd = app.add_subcommand("validate", "run measured cases and report composim's error against them");
   val_cmd->add_option("--cases", val.cases, "case files or directories (default: validation/cases)");
   val_cmd->add_option("--category", val.category, "only this category")->check(CLI::IsMember({"self-replay", "collective", "p2p", "end-to-end"}));
-  val_cmd->add_option("--data", val.data_dir, "folder of the shared measurements and traces (default: ../shared/data, or $COMPOSIM_DATA)");
+  val_cmd->add_option("--data", val.data_dir, "folder of the shared measurements and traces (default: $COMPOSIM_DATA, else the one found at build time)")
+      ->default_str(val.data_dir);
   val_cmd->add_option("--out", val.out_dir, "write report.csv, report.json and report.png here");
   val_cmd->add_option("-j,--jobs", val.jobs, "cases run at once")->check(CLI::Range(1, 256));
   val_cmd->add_option("--params", val.params_file, "model parameter file to run every case with");
@@ -788,7 +789,7 @@ int main(int argc, char** argv) {
   cal_cmd->add_option("--fit", cal.fit_cases, "collective case files to fit")->required();
   cal_cmd->add_option("--holdout", cal.holdout_cases, "case files held out whole (default: every k-th point of each fitted case)");
   cal_cmd->add_option("--holdout-every", cal.holdout_every, "hold out every k-th point by size when no --holdout cases")->check(CLI::Range(2, 100));
-  cal_cmd->add_option("--data", cal.data_dir, "folder of the shared measurements");
+  cal_cmd->add_option("--data", cal.data_dir, "folder of the shared measurements")->default_str(cal.data_dir);
   cal_cmd->add_option("--out", cal.out_file, "parameter file to write")->required();
   cal_cmd->add_option("--params", params_file, "start from this parameter file instead of the defaults (its values are kept unless refitted)");
 
@@ -804,7 +805,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--tasks", sw.tasks, "Slurm array tasks (default: min(points, 64))")->check(CLI::Range(1, 100000));
   sweep_cmd->add_option("--task", sw.task, "run only this array task's points (used by sweep.slurm)")->check(CLI::Range(0, 99999));
   sweep_cmd->add_option("-j,--jobs", sw.jobs, "points run at once")->check(CLI::Range(1, 256));
-  sweep_cmd->add_option("--data", sw.data_dir, "folder that {data} in the spec stands for");
+  sweep_cmd->add_option("--data", sw.data_dir, "folder that {data} in the spec stands for")->default_str(sw.data_dir);
 
   std::string plot_dir;
   auto* plot_cmd = app.add_subcommand("plot", "draw the plots of a sweep, run or validate output directory (PNG and PDF)");
@@ -812,6 +813,8 @@ int main(int argc, char** argv) {
 
   RunArgs bench;
   auto* bench_cmd = app.add_subcommand("bench", "measure replay throughput (operations/s) and peak memory");
+  // Dispatched before parsing (its command line is the program's); listed for --help.
+  app.add_subcommand("capture", "run a CUDA program under CUPTI and write its trace (composim capture --help)")->allow_extras();
   bench_cmd->add_option("--trace", bench.traces, "trace file")->required();
   bench_cmd->add_option("--topology", bench.topology, "topology")->required();
   bench_cmd->add_option("--ranks", bench.ranks, "replicate to N ranks")->check(CLI::Range(1, 1000000));
