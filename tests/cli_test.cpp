@@ -680,17 +680,25 @@ TEST(Cli, BadInputMismatchedGroupSize) {
       << r.err;
 }
 
+namespace {
+// The trace at `path` without the events `drop` selects.
+json trace_without(const std::string& path, const std::function<bool(const json&)>& drop) {
+  json t = read_json(path);
+  json kept = json::array();
+  for (const auto& e : t["traceEvents"])
+    if (!drop(e)) kept.push_back(e);
+  t["traceEvents"] = std::move(kept);
+  return t;
+}
+}  // namespace
+
 // Per-rank traces are paired step by step by name: rank 1's trace lacks ProfilerStep#1, so
 // steps #2-#4 are compared (each against the same step of both ranks) and #1 is left out
 // with a note. Pairing by position would compare rank 0's #1 with rank 1's #2.
 TEST(Cli, StepsAreMatchedAcrossRanksByName) {
   TempDir tmp;
-  json t1 = read_json(example(1));
-  json ev = json::array();
-  for (const auto& e : t1["traceEvents"])
-    if (e.value("name", "") != "ProfilerStep#1") ev.push_back(e);
-  ASSERT_EQ(ev.size() + 1, t1["traceEvents"].size());
-  t1["traceEvents"] = ev;
+  json t1 = trace_without(example(1), [](const json& e) { return e.value("name", "") == "ProfilerStep#1"; });
+  ASSERT_EQ(t1["traceEvents"].size() + 1, read_json(example(1))["traceEvents"].size());
   const std::string r1 = tmp.write("rank1_no_step1.json", t1.dump()), out = tmp.path() + "/out";
   const CliResult r = run_cli("run --trace " + q(example(0)) + " --trace " + q(r1) + " --topology composable-falcon4016 --out " + q(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -947,11 +955,9 @@ TEST(Cli, StepMarksOffTheCallingThreadAreAnchoredToIt) {
 // Steps that other ranks have but the first lacks are noted too.
 TEST(Cli, StepsMissingOnTheFirstRankAreNoted) {
   TempDir tmp;
-  json t0 = read_json(example(0));
-  json ev = json::array();
-  for (const auto& e : t0["traceEvents"])
-    if (!(e.value("cat", "") == "user_annotation" && (e["name"] == "ProfilerStep#3" || e["name"] == "ProfilerStep#4"))) ev.push_back(e);
-  t0["traceEvents"] = ev;
+  const json t0 = trace_without(example(0), [](const json& e) {
+    return e.value("cat", "") == "user_annotation" && (e["name"] == "ProfilerStep#3" || e["name"] == "ProfilerStep#4");
+  });
   const std::string r0 = tmp.write("rank0_two_steps.json", t0.dump());
   const CliResult r = run_cli("run --trace " + q(r0) + " --trace " + q(example(1)) + " --topology composable-falcon4016");
   ASSERT_EQ(r.exit_code, 0) << r.err;
