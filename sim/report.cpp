@@ -416,6 +416,17 @@ void check_replaceable(const std::string& path, std::string_view place) {
                                                 : "exists and is not a regular file (a device, FIFO or socket): composim replaces only files");
 }
 
+namespace {
+// Where writing `path` must land: through a symbolic link, at its target (renaming a new
+// file over the link would replace the link and leave the target as it was).
+std::filesystem::path write_target(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_symlink(path, ec)) return path;
+  auto target = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : target;
+}
+}  // namespace
+
 void write_files_atomically(const std::string& dir, const std::map<std::string, std::string>& files) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -427,8 +438,8 @@ void write_files_atomically(const std::string& dir, const std::map<std::string, 
     for (const auto& [tmp, final_path] : staged) fs::remove(tmp, ec);
   };
   for (const auto& [name, content] : files) {
-    const fs::path final_path = fs::path(dir) / name;
-    const fs::path tmp = fs::path(dir) / ("." + name + ".tmp");
+    const fs::path final_path = write_target(fs::path(dir) / name);
+    const fs::path tmp = final_path.parent_path() / ("." + final_path.filename().string() + ".tmp");
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
     out.close();
@@ -455,7 +466,8 @@ void write_file_atomically(const std::string& path, const std::string& content, 
   if (!parent.empty()) fs::create_directories(parent, ec);
   if (ec) input_error(path, place, "cannot create its directory: " + ec.message());
   check_replaceable(path, place);
-  const std::string tmp = path + ".tmp";
+  const std::string target = write_target(path).string();
+  const std::string tmp = target + ".tmp";
   bool ok = false;
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
     if (gzFile g = gzopen(tmp.c_str(), "wb")) {
@@ -468,7 +480,7 @@ void write_file_atomically(const std::string& path, const std::string& content, 
     f.close();
     ok = static_cast<bool>(f);
   }
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (!ok || std::rename(tmp.c_str(), target.c_str()) != 0) {
     std::remove(tmp.c_str());
     input_error(path, place, "cannot write");
   }

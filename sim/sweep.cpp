@@ -261,6 +261,8 @@ int run_sweep_spec(const SweepRunOptions& o) {
     }
   }
   {
+    // Before any point runs: the files written at the end must be replaceable.
+    for (const char* name : {"results.csv", "sweep.json", "sweep.slurm"}) check_replaceable(o.out_dir + "/" + name, "--out");
     std::error_code ec;
     fs::create_directories(o.out_dir + "/points", ec);
     if (ec) input_error(o.out_dir, "--out", "cannot create the sweep directory: " + ec.message());
@@ -395,7 +397,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
   // results.csv in point order.
   const bool explicit_points = spec.contains("points");
   std::string csv = "point";
-  for (const auto& a : axes) csv += "," + a.first;
+  for (const auto& a : axes) csv += "," + csv_field(a.first);
   if (explicit_points) csv += ",label";
   csv += ",predicted_iteration_s,measured_iteration_s,compute_s,exposed_communication_s,memcpy_s,idle_s,busiest_link,busiest_link_utilisation,error\n";
   size_t failed = 0, reused = 0;

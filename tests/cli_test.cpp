@@ -765,6 +765,11 @@ TEST(Cli, BadInputIrStepsSequenceNumbersAndCycles) {
     EXPECT_NE(r.err.find("appears twice"), std::string::npos) << r.err;
   }
   {
+    const auto [r, ir] = run_edited_ir(tmp, "stream", [](json& d) { d["streams"][1]["id"] = d["streams"][0]["id"]; });
+    expect_input_error(r, ir + ": streams[1].id");
+    EXPECT_NE(r.err.find("is also streams[0]"), std::string::npos) << r.err;
+  }
+  {
     const auto [r, ir] = run_edited_ir(tmp, "seq", [](json& d) { d["collectives"][3]["seq"] = 1; });
     expect_input_error(r, ir + ": collectives[3]");
     EXPECT_NE(r.err.find("sequence number 1 of communicator"), std::string::npos) << r.err;
@@ -882,6 +887,7 @@ TEST(Cli, TraceDirectoryIsOneTracePerRank) {
   fs::copy_file(example(0), dir + "/ddp2_rank0.json");
   std::ofstream(dir + "/notes.txt") << "not a trace";
   std::ofstream(dir + "/.hidden.json") << "{";
+  fs::create_symlink(dir + "/gone.json", dir + "/rank9.json");  // dangling: not a trace
   const CliResult d = run_cli("run --trace " + q(dir) + " --topology composable-falcon4016");
   const CliResult f = run_cli("run " + example_traces() + " --topology composable-falcon4016");
   ASSERT_EQ(d.exit_code, 0) << d.err;
@@ -996,6 +1002,14 @@ TEST(Cli, OutputsNeverReplaceDevicesFifosOrDirectories) {
   expect_input_error(c, out + "/timeline.json: --out: is a directory");
   EXPECT_EQ(c.out, "") << "the replay ran before the check";
   EXPECT_FALSE(fs::exists(out + "/summary.json"));
+  // A link to a regular file is written through: the target gets the output, the link stays.
+  const std::string target = tmp.path() + "/target.json", link = tmp.path() + "/link.json";
+  std::ofstream(target) << "old";
+  fs::create_symlink(target, link);
+  const CliResult d = run_cli("import " + q(example(0)) + " --out " + q(link));
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_TRUE(read_json(target).contains("composim_workload"));
 }
 
 // Two ranks whose collectives are numbered in different orders wait for each other: the
@@ -1391,18 +1405,30 @@ TEST(Cli, SweepResultsQuoteLabels) {
   const std::string out = d.path() + "/out";
   const json spec = {{"name", "t"},
                      {"traces", {example(0)}},
+                     {"axes", {{"sys, \"x\"", {{{"label", "in, host"}, {"topology", shipped_topology("pcie-8gpu-gen3")}, {"ranks", 1}}}}}},
                      {"points", {{{"label", "chassis, \"one\" host"}, {"topology", shipped_topology("pcie-8gpu-gen3")}, {"ranks", 1}}}}};
   const std::string file = d.write("spec.json", spec.dump());
   const CliResult r = run_cli("sweep " + q(file) + " --out " + q(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto lines = lines_of(slurp(out + "/results.csv"));
-  ASSERT_EQ(lines.size(), 2u);
-  EXPECT_NE(lines[1].find(",\"chassis, \"\"one\"\" host\","), std::string::npos) << lines[1];
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].rfind("point,\"sys, \"\"x\"\"\",label,", 0), 0u) << lines[0];
+  EXPECT_NE(lines[2].find(",\"chassis, \"\"one\"\" host\","), std::string::npos) << lines[2];
   const auto rows = read_csv(out + "/results.csv");
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].at("label"), "chassis, \"one\" host");
-  EXPECT_EQ(rows[0].at("error"), "") << lines[1];
-  EXPECT_GT(std::stod(rows[0].at("predicted_iteration_s")), 0.0);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("sys, \"x\""), "in, host");
+  EXPECT_EQ(rows[1].at("label"), "chassis, \"one\" host");
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("error"), "");
+    EXPECT_GT(std::stod(row.at("predicted_iteration_s")), 0.0);
+  }
+  // results.csv is checked before any point runs.
+  const std::string out2 = d.path() + "/out2";
+  fs::create_directories(out2);
+  ASSERT_EQ(mkfifo((out2 + "/results.csv").c_str(), 0644), 0);
+  const CliResult f = run_cli("sweep " + q(file) + " --out " + q(out2));
+  expect_input_error(f, out2 + "/results.csv: --out: exists and is not a regular file");
+  EXPECT_FALSE(fs::exists(out2 + "/points"));
 }
 
 // composim plot: a directory name is data, never shell (a quote in it once ran as shell);

@@ -281,7 +281,8 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       if (!a.contains("stream"))
         input_error(path, "traceEvents[" + std::to_string(i) + "].args",
                     "GPU event without a \"stream\": stream order cannot be replayed without it");
-      const auto stream = checked_arg(a, "stream", path, i, 0, INT32_MIN, INT64_MAX / 2);
+      // Stream ids are small integers; 2^40 keeps them exact as doubles in trace viewers.
+      const auto stream = checked_arg(a, "stream", path, i, 0, INT32_MIN, std::int64_t{1} << 40);
       // One trace is one rank on one GPU; a process driving several GPUs (DataParallel)
       // would be replayed as if one GPU ran all their work.
       if (!gpu.empty() && device != gpu.front().device)

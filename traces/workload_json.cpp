@@ -239,8 +239,11 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   for (size_t i = 0; i < streams.size(); ++i) {
     const std::string place = "streams[" + std::to_string(i) + "]";
     Stream st;
-    st.id = r.integer(streams[i], "id", place, INT32_MIN, INT64_MAX / 2);  // as the Kineto importer takes
+    st.id = r.integer(streams[i], "id", place, INT32_MIN, std::int64_t{1} << 40);  // as the Kineto importer takes
     st.device = static_cast<int>(r.integer(streams[i], "device", place, 0, 1 << 20));
+    for (size_t j = 0; j < i; ++j)  // one track, one order: a stream id appears once
+      if (w.streams[j].id == st.id && w.streams[j].device == st.device)
+        r.fail(place + ".id", "stream " + std::to_string(st.id) + " is also streams[" + std::to_string(j) + "]");
     st.ops = r.indices(streams[i], "ops", place, n_gpu);
     for (auto x : st.ops) {
       if (in_stream[x] >= 0) r.fail(place, "gpu op " + std::to_string(x) + " is listed in more than one stream or twice");
