@@ -315,14 +315,14 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   {
     // Kernels keep their measured durations: on another GPU model the compute is not rescaled.
     std::set<std::string> topo_models;
-    for (int g : topology.gpus()) topo_models.insert(gpu::find_gpu_spec(topology.nodes()[g].model).name);
+    for (const auto& rt : result.ranks) topo_models.insert(gpu::find_gpu_spec(topology.nodes()[rt.gpu_node].model).name);
     std::set<std::string> noted;
     for (const auto& w : ws) {
       bool known = false;
       const std::string m = w.gpu_model.empty() ? "" : gpu::find_gpu_spec(w.gpu_model, &known).name;
       if (known && !topo_models.count(m) && noted.insert(m).second)
-        std::printf("note: the trace ran on %s GPUs, topology %s has %s: kernels keep their measured durations (compute is not rescaled)\n",
-                    m.c_str(), topology.name().c_str(), join(topo_models).c_str());
+        std::printf("note: the trace ran on %s GPUs, the ranks run on %s GPUs of %s: kernels keep their measured durations (compute is not rescaled)\n",
+                    m.c_str(), join(topo_models).c_str(), topology.name().c_str());
     }
   }
   if (result.collectives_without_size)

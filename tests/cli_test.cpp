@@ -314,7 +314,7 @@ TEST(Cli, ShippedExampleWithoutOutWritesNothing) {
 TEST(Cli, RunNotesAnotherGpuModel) {
   const CliResult other = run_cli("run " + example_traces() + " --topology dgx-a100");
   ASSERT_EQ(other.exit_code, 0) << other.err;
-  EXPECT_NE(other.out.find("note: the trace ran on V100 GPUs, topology dgx-a100 has A100: kernels keep their measured durations "
+  EXPECT_NE(other.out.find("note: the trace ran on V100 GPUs, the ranks run on A100 GPUs of dgx-a100: kernels keep their measured durations "
                            "(compute is not rescaled)"),
             std::string::npos)
       << other.out;
