@@ -327,57 +327,99 @@ struct Replay::Impl {
     sg4::CommPtr comm;  // kept alive until it completes (SimGrid needs the handle)
     int src = -1, dst = -1;  // topology endpoints, for link accounting
     double bytes = 0, start = 0;
-    double remaining = 0;   // bytes still to move at the last checkpoint
+    double remaining = 0;   // bytes still to move when last sampled
     int active_index = -1;  // in `active` while moving data
+    const topo::Route* route = nullptr;  // its route, set when it starts
   };
   std::deque<CommTag> tags;
   std::vector<sg4::CommPtr> graveyard;  // completed; released at the next timer
   std::vector<std::array<double, 2>> link_bytes;
-  std::vector<LinkInterval> link_intervals;
-  // Link traffic over time, exact: SimGrid changes a flow's rate only when a flow starts or
-  // ends, so at each such instant (a checkpoint) the bytes every moving flow carried since
-  // the previous one are added, per link direction, as one constant-rate interval.
+  // Link traffic over time, exact per bin. kLinkBins bins of width bin_w cover
+  // [0, kLinkBins * bin_w); when time passes the end, the width doubles (pairs of bins
+  // merge). While any flow moves data, every flow's progress is sampled at each bin
+  // boundary (a timer) and a flow's last stretch when it ends, so each bin holds exactly
+  // the bytes moved in it. Starts cost nothing; a sample costs the flows in flight, and
+  // there are about kLinkBins / 2 boundaries per doubling: bounded however the flows
+  // interleave (sampling at every start and end grew with their product).
+  static constexpr int kLinkBins = 100;
+  double bin_w = 1e-9;
+  std::vector<std::int32_t> bins_of;          // [2 * link + direction] -> row of `bins`, or -1
+  std::vector<std::int32_t> bins_key;         // row -> 2 * link + direction
+  std::vector<std::vector<double>> bins;      // row -> bytes per bin
   std::vector<CommTag*> active;
-  double last_checkpoint = 0;
-  std::vector<double> moved_on;        // [2 * link + direction], scratch
-  std::vector<std::int32_t> touched;   // entries of moved_on in use
-  void checkpoint() {
-    const double now = sg4::Engine::get_clock();
-    if (now <= last_checkpoint) return;
-    for (CommTag* t : active) {
-      const double rem = t->comm->get_remaining();
-      const double moved = t->remaining - rem;
-      t->remaining = rem;
-      if (moved <= 0) continue;
-      for (const auto& h : platform->route(t->src, t->dst).hops) {
-        const std::int32_t k = 2 * h.link + (h.forward ? 0 : 1);
-        if (moved_on[k] == 0) touched.push_back(k);
-        moved_on[k] += moved;
+  simgrid::kernel::timer::Timer* tick = nullptr;
+  void widen_to(double t) {
+    while (t > kLinkBins * bin_w) {
+      for (auto& b : bins) {
+        for (int i = 0; i < kLinkBins / 2; ++i) b[i] = b[2 * i] + b[2 * i + 1];
+        std::fill(b.begin() + kLinkBins / 2, b.end(), 0.0);
       }
+      bin_w *= 2;
     }
-    for (std::int32_t k : touched) {
-      link_intervals.push_back({k / 2, k % 2, last_checkpoint, now, moved_on[k]});
-      moved_on[k] = 0;
+  }
+  // While a boundary is pending (whenever a flow moves data), the progress since the last
+  // one is in the bin that boundary closes: tick_bin. Kept as an index, not recomputed
+  // from times, which rounding can move across a boundary.
+  int tick_bin = 0;
+  void sample(CommTag& t, int bin) {
+    const double rem = t.comm->get_remaining();
+    const double moved = t.remaining - rem;
+    t.remaining = rem;
+    if (moved <= 0) return;
+    for (const auto& h : t.route->hops) {
+      const std::int32_t k = 2 * h.link + (h.forward ? 0 : 1);
+      if (bins_of[k] < 0) {
+        bins_of[k] = static_cast<std::int32_t>(bins.size());
+        bins_key.push_back(k);
+        bins.emplace_back(kLinkBins, 0.0);
+      }
+      bins[bins_of[k]][bin] += moved;
     }
-    touched.clear();
-    last_checkpoint = now;
+  }
+  void arm_tick() {
+    if (tick || active.empty()) return;
+    const double now = sg4::Engine::get_clock();
+    // The first boundary strictly after now (now / bin_w can round down across one).
+    auto boundary_after = [&] {
+      double k = std::floor(now / bin_w) + 1;
+      while (k * bin_w <= now) ++k;
+      return k * bin_w;
+    };
+    double next = boundary_after();
+    while (next > kLinkBins * bin_w) {
+      widen_to(next);
+      next = boundary_after();
+    }
+    tick_bin = std::clamp(static_cast<int>(std::llround(next / bin_w)) - 1, 0, kLinkBins - 1);
+    tick = simgrid::kernel::timer::Timer::set(next, [this] {
+      tick = nullptr;
+      for (CommTag* t : active) sample(*t, tick_bin);
+      arm_tick();
+    });
   }
   std::function<void()> on_start(CommTag* t) {
     return [this, t] {
-      checkpoint();
+      if (!tick) widen_to(sg4::Engine::get_clock());  // a pending boundary is within the bins
       t->remaining = t->bytes;
+      t->route = &platform->route(t->src, t->dst);
       t->active_index = static_cast<int>(active.size());
       active.push_back(t);
+      arm_tick();
     };
   }
-  // A finished flow: its bytes on every link direction of its route.
+  // A finished flow: its last stretch in the bins, its bytes on every link direction of its
+  // route; no sampling while nothing moves (a pending boundary would outlast the run).
   void account(CommTag& t) {
-    checkpoint();
     if (t.active_index >= 0) {
+      sample(t, tick_bin);  // a boundary is pending while it moved data
       active[t.active_index] = active.back();
       active[t.active_index]->active_index = t.active_index;
       active.pop_back();
       t.active_index = -1;
+      if (active.empty() && tick) {
+        tick->remove();
+        tick = nullptr;
+      }
     }
     for (const auto& h : platform->route(t.src, t.dst).hops) link_bytes[h.link][h.forward ? 0 : 1] += t.bytes;
   }
@@ -749,7 +791,7 @@ ReplayResult Replay::run() {
   std::vector<std::pair<int, int>> pairs(needed.begin(), needed.end());
   m.platform = std::make_unique<Platform>(m.topo, pairs);
   m.link_bytes.assign(m.topo.links().size(), {0.0, 0.0});
-  m.moved_on.assign(2 * m.topo.links().size(), 0.0);
+  m.bins_of.assign(2 * m.topo.links().size(), -1);
   sg4::Activity::on_completion_cb([&m](const sg4::Activity& a) { m.on_comm_done(a); });
 
   m.state.resize(m.nranks);
@@ -777,7 +819,10 @@ ReplayResult Replay::run() {
   res.collectives = m.instances_done;
   res.collectives_without_size = m.no_size;
   res.link_bytes = m.link_bytes;
-  res.link_intervals = std::move(m.link_intervals);
+  res.link_bin_s = m.bin_w;
+  for (size_t i = 0; i < m.bins.size(); ++i) res.link_bins.push_back({m.bins_key[i] / 2, m.bins_key[i] % 2, std::move(m.bins[i])});
+  std::sort(res.link_bins.begin(), res.link_bins.end(),
+            [](const LinkBins& a, const LinkBins& b) { return std::tie(a.link, a.direction) < std::tie(b.link, b.direction); });
   for (int r = 0; r < m.nranks; ++r) {
     const Graph& g = m.graphs[m.rank_workload[r]];
     const Workload& w = m.workloads[m.rank_workload[r]];

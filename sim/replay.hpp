@@ -52,11 +52,10 @@ struct RankTimes {
   std::vector<double> gpu_start, gpu_end;               // [gpu op]
 };
 
-// Traffic on one link direction, all flows together, at a constant rate: `bytes` between
-// `start_s` and `end_s` (consecutive checkpoints: flows start or end only at their ends).
-struct LinkInterval {
+// Bytes a link direction carried per time bin: bin k is [k, k + 1) x ReplayResult::link_bin_s.
+struct LinkBins {
   int link, direction;
-  double start_s, end_s, bytes;
+  std::vector<double> bytes;
 };
 
 struct ReplayResult {
@@ -68,7 +67,8 @@ struct ReplayResult {
   std::uint64_t collectives_without_size = 0;  // replayed at measured duration
   // Bytes carried by each topology link: [link][0] from -> to, [link][1] to -> from.
   std::vector<std::array<double, 2>> link_bytes;
-  std::vector<LinkInterval> link_intervals;
+  double link_bin_s = 0;              // width of the bins of link_bins (at most 100 cover the run)
+  std::vector<LinkBins> link_bins;    // link directions that carried traffic, in link order
 };
 
 class Replay {

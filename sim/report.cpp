@@ -168,11 +168,12 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
     std::string dropped;
     size_t n_dropped = 0;
     std::set<std::string> dropped_names;
+    std::map<std::string, size_t> ranks_with;  // step name -> ranks whose trace has it
+    for (size_t ri = 0; ri < nranks; ++ri)
+      for (const auto& it : workloads[result.ranks[ri].workload].iterations) ++ranks_with[it.name];
     for (size_t ri = 0; ri < nranks; ++ri)
       for (const auto& it : workloads[result.ranks[ri].workload].iterations) {
-        bool everywhere = true;
-        for (size_t rj = 0; rj < nranks && everywhere; ++rj) everywhere = index[rj].count(it.name) > 0;
-        if (everywhere || !dropped_names.insert(it.name).second) continue;
+        if (ranks_with[it.name] == nranks || !dropped_names.insert(it.name).second) continue;
         if (n_dropped++ < 3) dropped += (dropped.empty() ? "" : ", ") + it.name + " of rank " + std::to_string(workloads[result.ranks[ri].workload].rank);
       }
     std::set<int> off_thread;
@@ -324,28 +325,17 @@ std::string iterations_csv(const RunReport& rep) {
 }
 
 std::string links_csv(const ReplayResult& res, const topo::Topology& t) {
-  // Utilisation over time: 100 bins over the simulated time, for the link directions that
-  // carried traffic. Each interval's rate is constant, so spreading its bytes evenly over
-  // it is exact.
-  constexpr int kBins = 100;
-  const double span = res.makespan_s > 0 ? res.makespan_s : 1.0, width = span / kBins;
-  std::map<std::pair<int, int>, std::vector<double>> bins;
-  for (const auto& iv : res.link_intervals) {
-    auto& b = bins[{iv.link, iv.direction}];
-    if (b.empty()) b.assign(kBins, 0.0);
-    const double len = std::max(iv.end_s - iv.start_s, 1e-15);
-    for (int k = std::max(0, static_cast<int>(iv.start_s / width)); k < kBins && k * width < iv.end_s; ++k) {
-      const double overlap = std::min(iv.end_s, (k + 1) * width) - std::max(iv.start_s, k * width);
-      if (overlap > 0) b[k] += iv.bytes * overlap / len;
-    }
-  }
+  // Utilisation over time: the replay's bins (exact bytes per bin; at most 100, of a width
+  // that a doubling made fit the run), for the link directions that carried traffic.
+  const double width = res.link_bin_s > 0 ? res.link_bin_s : 1.0;
+  const int n = std::max(1, static_cast<int>(std::ceil(res.makespan_s / width - 1e-9)));
   std::string s = "link,from,to,bandwidth_GBps,bin_start_s,bin_end_s,bytes,utilisation\n";
-  for (const auto& [key, b] : bins) {
-    const auto& l = t.links()[key.first];
-    const std::string a = t.nodes()[key.second == 0 ? l.from : l.to].name, z = t.nodes()[key.second == 0 ? l.to : l.from].name;
-    for (int k = 0; k < kBins; ++k)
-      s += l.name + "," + a + "," + z + "," + fmt(l.bandwidth_Bps / 1e9) + "," + fmt(k * width) + "," + fmt((k + 1) * width) + "," + fmt(b[k]) +
-           "," + fmt(b[k] / (l.bandwidth_Bps * width)) + "\n";
+  for (const auto& lb : res.link_bins) {
+    const auto& l = t.links()[lb.link];
+    const std::string a = t.nodes()[lb.direction == 0 ? l.from : l.to].name, z = t.nodes()[lb.direction == 0 ? l.to : l.from].name;
+    for (int k = 0; k < n && k < static_cast<int>(lb.bytes.size()); ++k)
+      s += l.name + "," + a + "," + z + "," + fmt(l.bandwidth_Bps / 1e9) + "," + fmt(k * width) + "," + fmt((k + 1) * width) + "," +
+           fmt(lb.bytes[k]) + "," + fmt(lb.bytes[k] / (l.bandwidth_Bps * width)) + "\n";
   }
   return s;
 }
@@ -420,10 +410,15 @@ namespace {
 // Where writing `path` must land: through a symbolic link, at its target (renaming a new
 // file over the link would replace the link and leave the target as it was).
 std::filesystem::path write_target(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (!std::filesystem::is_symlink(path, ec)) return path;
-  auto target = std::filesystem::weakly_canonical(path, ec);
-  return ec ? path : target;
+  fs::path p = path;
+  for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {  // a dangling link too
+    const fs::path next = fs::read_symlink(p, ec);
+    if (ec) return path;
+    p = next.is_absolute() ? next : p.parent_path() / next;
+  }
+  return p;
 }
 }  // namespace
 

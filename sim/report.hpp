@@ -60,8 +60,9 @@ RunReport analyse(const std::vector<trace::Workload>& workloads, const ReplayRes
 // Output documents. `meta` (an object) goes into summary.json as given (topology, traces, ...).
 std::string summary_json(const RunReport& report, const ReplayResult& result, const nlohmann::ordered_json& meta);
 std::string iterations_csv(const RunReport& report);
-// Utilisation over time: for each link direction that carried traffic, 100 time bins over
-// the simulated time (bytes and utilisation per bin).
+// Utilisation over time: for each link direction that carried traffic, equal time bins
+// (51 to 100 cover a run longer than 100 ns; their width is a power-of-two multiple of 1 ns) with the exact
+// bytes moved in each and the utilisation (bytes / (bandwidth x width)).
 std::string links_csv(const ReplayResult& result, const topo::Topology& topology);
 // The most-utilised link direction: (name "link (from->to)", utilisation); ("", 0) if none.
 std::pair<std::string, double> busiest_link(const ReplayResult& result, const topo::Topology& topology);

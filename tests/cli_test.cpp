@@ -869,6 +869,9 @@ TEST(Cli, LinkUtilisationIsExactWhenRatesChange) {
     peak = std::max(peak, std::stod(row.at("utilisation")));
   }
   ASSERT_GT(rows, 0u);
+  EXPECT_EQ(rows % carried.size(), 0u);
+  EXPECT_GE(rows / carried.size(), 51u);
+  EXPECT_LE(rows / carried.size(), 100u);
   EXPECT_LE(peak, 1.0 + 1e-9);
   EXPECT_GT(peak, 0.99) << "the path is saturated while the copies overlap";
   ASSERT_FALSE(carried.empty());
@@ -1010,6 +1013,13 @@ TEST(Cli, OutputsNeverReplaceDevicesFifosOrDirectories) {
   ASSERT_EQ(d.exit_code, 0) << d.err;
   EXPECT_TRUE(fs::is_symlink(link));
   EXPECT_TRUE(read_json(target).contains("composim_workload"));
+  // A dangling link (relative) is written through too: its target is created.
+  const std::string dangling = tmp.path() + "/dangling.json";
+  fs::create_symlink("made.json", dangling);
+  const CliResult e = run_cli("import " + q(example(0)) + " --out " + q(dangling));
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_TRUE(fs::is_symlink(dangling));
+  EXPECT_TRUE(read_json(tmp.path() + "/made.json").contains("composim_workload"));
 }
 
 // Two ranks whose collectives are numbered in different orders wait for each other: the
