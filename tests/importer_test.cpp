@@ -152,6 +152,29 @@ TEST(Importer, RejectsBadInputWithPlace) {
   EXPECT_NE(msg(ir4).find("more than one stream or twice"), std::string::npos) << msg(ir4);
 }
 
+// Steps that touch in microseconds are not an overlap after rounding to nanoseconds
+// (start 0.0006 us -> 1 ns plus duration 1.0006 us -> 1001 ns ends at 1002 ns, past the next
+// step's start 1.0012 us -> 1001 ns); a real overlap is still an error.
+TEST(Importer, TouchingStepsAreNotOverlapping) {
+  TempDir d;
+  auto doc = [](double second_ts) {
+    return std::string(R"({"traceEvents": [)") +
+           R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 0, "dur": 0.2, "args": {"stream": 7}},)" +
+           R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0.0006, "dur": 1.0006},)" +
+           R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": )" + std::to_string(second_ts) +
+           R"(, "dur": 1.0}]})";
+  };
+  const trace::Workload w = trace::load_workload(d.write("touch.json", doc(1.0012)));
+  ASSERT_EQ(w.iterations.size(), 2u);
+  EXPECT_LE(w.iterations[0].ts_ns + w.iterations[0].dur_ns, w.iterations[1].ts_ns);
+  try {
+    trace::load_workload(d.write("overlap.json", doc(0.5)));
+    ADD_FAILURE() << "a real overlap was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("must not overlap"), std::string::npos) << e.what();
+  }
+}
+
 // Values that would silently change the prediction are errors naming the event.
 TEST(Importer, RejectsOutOfRangeEventFields) {
   TempDir d;
