@@ -326,7 +326,7 @@ struct Replay::Impl {
     std::int32_t instance;
     sg4::CommPtr comm;  // kept alive until it completes (SimGrid needs the handle)
     int src = -1, dst = -1;  // topology endpoints, for link accounting
-    double bytes = 0, start = 0;
+    double bytes = 0;
     double remaining = 0;   // bytes still to move when last sampled
     int active_index = -1;  // in `active` while moving data
     const topo::Route* route = nullptr;  // its route, set when it starts
@@ -421,7 +421,7 @@ struct Replay::Impl {
         tick = nullptr;
       }
     }
-    for (const auto& h : platform->route(t.src, t.dst).hops) link_bytes[h.link][h.forward ? 0 : 1] += t.bytes;
+    for (const auto& h : t.route->hops) link_bytes[h.link][h.forward ? 0 : 1] += t.bytes;  // set when it started
   }
 
   Impl(const topo::Topology& t, std::vector<Workload> w, ReplayOptions o) : topo(t), workloads(std::move(w)), opt(std::move(o)) {}
@@ -657,7 +657,7 @@ void Replay::Impl::start_copy(int rank, std::int32_t node) {
   sg4::Host* dst = platform->host_of(op.copy == trace::CopyKind::htod ? gpu_node : host_node);
   auto comm = sg4::Comm::sendto_init(src, dst);
   tags.push_back({false, rank, node, -1, comm, op.copy == trace::CopyKind::htod ? host_node : gpu_node,
-                  op.copy == trace::CopyKind::htod ? gpu_node : host_node, static_cast<double>(op.bytes), sg4::Engine::get_clock()});
+                  op.copy == trace::CopyKind::htod ? gpu_node : host_node, static_cast<double>(op.bytes)});
   comm->set_payload_size(op.bytes);
   comm->set_data(&tags.back());
   platform->start(comm, tags.back().src, tags.back().dst, on_start(&tags.back()));
@@ -694,7 +694,7 @@ void Replay::Impl::start_collective(std::int32_t id) {
   for (const auto& f : inst.plan.flows) {
     auto comm = sg4::Comm::sendto_init(platform->host_of(f.src), platform->host_of(f.dst));
     const auto payload = static_cast<std::uint64_t>(std::llround(f.bytes));
-    tags.push_back({true, -1, -1, id, comm, f.src, f.dst, static_cast<double>(payload), sg4::Engine::get_clock()});
+    tags.push_back({true, -1, -1, id, comm, f.src, f.dst, static_cast<double>(payload)});
     comm->set_payload_size(payload);
     comm->set_data(&tags.back());
     platform->start(comm, f.src, f.dst, on_start(&tags.back()));

@@ -145,13 +145,11 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
   // Steps are matched across ranks by name (ProfilerStep#N); only those every rank has are
   // compared. windows[step][rank]: the step's predicted [start, end] on that rank.
   std::vector<std::vector<Interval>> windows;
-  size_t with_marks = 0;
-  for (const auto& rt : result.ranks) with_marks += workloads[rt.workload].iterations.empty() ? 0 : 1;
-  rep.has_marks = with_marks > 0;
+  size_t marked = 0;  // the first rank whose trace has step marks
+  while (marked < nranks && workloads[result.ranks[marked].workload].iterations.empty()) ++marked;
+  rep.has_marks = marked < nranks;
   if (rep.has_marks) {
     const Workload& first = workloads[result.ranks[0].workload];
-    size_t marked = 0;
-    while (workloads[result.ranks[marked].workload].iterations.empty()) ++marked;
     for (size_t ri = 0; ri < nranks; ++ri) {
       const Workload& w = workloads[result.ranks[ri].workload];
       if (w.iterations.empty())
@@ -167,7 +165,7 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
     // Steps not in every rank's trace, listed once each (rank, name).
     std::string dropped;
     size_t n_dropped = 0;
-    std::set<std::string> dropped_names;
+    std::set<std::string> dropped_names;        // listed already
     std::map<std::string, size_t> ranks_with;  // step name -> ranks whose trace has it
     for (size_t ri = 0; ri < nranks; ++ri)
       for (const auto& it : workloads[result.ranks[ri].workload].iterations) ++ranks_with[it.name];
@@ -178,7 +176,7 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
       }
     std::set<int> off_thread;
     for (const auto& it : first.iterations) {
-      if (dropped_names.count(it.name)) continue;
+      if (ranks_with[it.name] != nranks) continue;
       IterationResult r;
       r.name = it.name;
       std::vector<Interval> per_rank;

@@ -53,8 +53,7 @@ void Workload::check() const {
   std::map<std::string, size_t> step_names;
   for (size_t i = 0; i < iterations.size(); ++i) {
     const std::string& name = iterations[i].name;
-    if (name.empty() || std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == ',' || c == '"'; }))
-    {
+    if (name.empty() || std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == ',' || c == '"'; })) {
       std::string shown;
       for (char c : name.substr(0, 60)) shown += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
       input_error(source, "iterations[" + std::to_string(i) + "]",
@@ -86,16 +85,14 @@ void Workload::check() const {
       if (k > 0 && sorted[k] == sorted[k - 1]) input_error(source, place, "rank " + std::to_string(sorted[k]) + " is listed twice");
     }
   }
-  for (size_t i = 0; i < collectives.size(); ++i) {
-    const auto& r = communicators[collectives[i].communicator].ranks;
-    if (!r.empty() && std::find(r.begin(), r.end(), rank) == r.end())
-      input_error(source, "collectives[" + std::to_string(i) + "]",
-                  "is on communicator \"" + communicators[collectives[i].communicator].name + "\", whose ranks do not include this trace's rank " +
-                      std::to_string(rank));
-  }
   std::map<std::pair<std::int32_t, std::uint64_t>, size_t> seen;
   for (size_t i = 0; i < collectives.size(); ++i) {
     const auto& c = collectives[i];
+    const auto& r = communicators[c.communicator].ranks;
+    if (!r.empty() && std::find(r.begin(), r.end(), rank) == r.end())
+      input_error(source, "collectives[" + std::to_string(i) + "]",
+                  "is on communicator \"" + communicators[c.communicator].name + "\", whose ranks do not include this trace's rank " +
+                      std::to_string(rank));
     auto [it, inserted] = seen.emplace(std::make_pair(c.communicator, c.seq), i);
     if (!inserted)
       input_error(source, "collectives[" + std::to_string(i) + "]",
