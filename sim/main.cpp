@@ -503,7 +503,9 @@ int cmd_import(const std::string& path, const std::string& out, bool out_given) 
   }
   trace::Workload w = trace::load_workload(path);
   std::printf("%s: format %s, rank %d of %d, GPU \"%s\"\n", path.c_str(), w.format.c_str(), w.rank, w.world_size, w.gpu_model.c_str());
-  std::printf("  %zu CPU threads, %zu CPU ops, %zu streams\n", w.threads.size(), w.cpu_op_count(), w.streams.size());
+  auto counted = [](size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
+  std::printf("  %s, %s, %s\n", counted(w.threads.size(), "CPU thread", "CPU threads").c_str(),
+              counted(w.cpu_op_count(), "CPU op", "CPU ops").c_str(), counted(w.streams.size(), "stream", "streams").c_str());
   std::printf("  kernels %zu (NCCL %zu), memcpy %zu, memset %zu, collectives %zu, iterations %zu\n", w.kernel_count(),
               w.count(trace::GpuOpKind::collective), w.count(trace::GpuOpKind::memcpy), w.count(trace::GpuOpKind::memset),
               w.collectives.size(), w.iterations.size());

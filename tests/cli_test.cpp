@@ -357,6 +357,17 @@ TEST(Cli, ImportCountsMatchSharedSummaryCsv) {
   EXPECT_EQ(without_gpu, 1);  // the counter-only cupti_profiler trace
 }
 
+// The hand-made trace has one CPU thread with three launch calls and one stream of three
+// kernels; counts of one are printed in the singular.
+TEST(Cli, ImportPrintsCountsOfSmallTrace) {
+  TempDir tmp;
+  write_json(tmp.path() + "/t.json", small_kineto_trace(3));
+  const CliResult r = run_cli("import " + q(tmp.path() + "/t.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  1 CPU thread, 3 CPU ops, 1 stream\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kernels 3 (NCCL 0), memcpy 0, memset 0, collectives 0"), std::string::npos) << r.out;
+}
+
 TEST(Cli, ImportCounterOnlyCuptiTraceFails) {
   COMPOSIM_REQUIRE_SHARED_DATA();
   const std::string file = trace_path("hta/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz");

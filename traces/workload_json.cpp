@@ -1,6 +1,7 @@
 #include "traces/workload_json.hpp"
 
 #include <climits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -236,14 +237,14 @@ Workload workload_from_json(const json& doc, const std::string& path) {
     w.gpu_ops.push_back(std::move(g));
   }
   std::vector<int> in_stream(gpu.size(), -1);
+  std::map<std::pair<int, std::int64_t>, size_t> stream_index;  // (device, id) -> streams[i]: one track, one order
   for (size_t i = 0; i < streams.size(); ++i) {
     const std::string place = "streams[" + std::to_string(i) + "]";
     Stream st;
     st.id = r.integer(streams[i], "id", place, INT32_MIN, std::int64_t{1} << 40);  // as the Kineto importer takes
     st.device = static_cast<int>(r.integer(streams[i], "device", place, 0, 1 << 20));
-    for (size_t j = 0; j < i; ++j)  // one track, one order: a stream id appears once
-      if (w.streams[j].id == st.id && w.streams[j].device == st.device)
-        r.fail(place + ".id", "stream " + std::to_string(st.id) + " is also streams[" + std::to_string(j) + "]");
+    if (auto [it, fresh] = stream_index.emplace(std::pair{st.device, st.id}, i); !fresh)
+      r.fail(place + ".id", "stream " + std::to_string(st.id) + " is also streams[" + std::to_string(it->second) + "]");
     st.ops = r.indices(streams[i], "ops", place, n_gpu);
     for (auto x : st.ops) {
       if (in_stream[x] >= 0) r.fail(place, "gpu op " + std::to_string(x) + " is listed in more than one stream or twice");
