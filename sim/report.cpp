@@ -175,8 +175,17 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
         if (n_dropped++ < 3) dropped += (dropped.empty() ? "" : ", ") + it.name + " of rank " + std::to_string(workloads[result.ranks[ri].workload].rank);
       }
     std::set<int> off_thread;
+    // Steps are paired by name; a rank whose steps run in another order than rank 0's is
+    // named in a note (its first step out of order), as that is unusual for one schedule.
+    std::vector<std::ptrdiff_t> last_index(nranks, -1);
+    std::map<int, std::string> out_of_order;  // rank -> its first step out of rank 0's order
     for (const auto& it : first.iterations) {
       if (ranks_with[it.name] != nranks) continue;
+      for (size_t ri = 0; ri < nranks; ++ri) {
+        const auto i = static_cast<std::ptrdiff_t>(index[ri].at(it.name));
+        if (i < last_index[ri]) out_of_order.emplace(result.ranks[ri].rank, it.name);
+        last_index[ri] = std::max(last_index[ri], i);
+      }
       IterationResult r;
       r.name = it.name;
       std::vector<Interval> per_rank;
@@ -203,6 +212,9 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
     if (n_dropped > 0)
       rep.notes.push_back(std::to_string(n_dropped) + " step(s) (" + dropped + (n_dropped > 3 ? ", ..." : "") +
                           ") are not in every rank's trace and are not compared");
+    for (const auto& [r, name] : out_of_order)
+      rep.notes.push_back("rank " + std::to_string(r) + "'s steps are in another order than rank " + std::to_string(result.ranks[0].rank) +
+                          "'s (" + name + " comes earlier there): steps are paired by name");
     for (int r : off_thread)
       rep.notes.push_back("rank " + std::to_string(r) + "'s step marks are on a thread without CUDA calls: anchored to the thread of its first CUDA call");
   } else {

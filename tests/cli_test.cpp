@@ -986,6 +986,28 @@ TEST(Cli, StepsMissingOnTheFirstRankAreNoted) {
       << r.out;
 }
 
+// Steps are paired by name; a rank whose steps carry the names in another order is noted.
+TEST(Cli, StepsInAnotherOrderOnOneRankAreNoted) {
+  TempDir tmp;
+  json t1 = read_json(example(1));
+  int swapped = 0;
+  for (auto& e : t1["traceEvents"])
+    if (e.value("cat", "") == "user_annotation" && (e["name"] == "ProfilerStep#3" || e["name"] == "ProfilerStep#4")) {
+      e["name"] = e["name"] == "ProfilerStep#3" ? "ProfilerStep#4" : "ProfilerStep#3";
+      ++swapped;
+    }
+  ASSERT_EQ(swapped, 2);
+  const std::string r1 = tmp.write("rank1_swapped.json", t1.dump());
+  const CliResult r = run_cli("run --trace " + q(example(0)) + " --trace " + q(r1) + " --topology composable-falcon4016");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("note: rank 1's steps are in another order than rank 0's (ProfilerStep#4 comes earlier there): steps are paired by name"),
+            std::string::npos)
+      << r.out;
+  const CliResult plain = run_cli("run " + example_traces() + " --topology composable-falcon4016");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("another order"), std::string::npos) << plain.out;
+}
+
 // A rank's collective on a communicator it is not a member of cannot be matched.
 TEST(Cli, BadInputCollectiveOnACommunicatorWithoutThisRank) {
   TempDir tmp;
