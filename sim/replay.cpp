@@ -304,6 +304,7 @@ struct Replay::Impl {
     std::string algorithm;  // from the kernel name ("RING"); meaningful with protocol_from_trace
     double measured_dur_s = INFINITY;
     int captured_ranks = 0;  // ranks of the communicator when the trace was captured (0: unknown)
+    std::vector<int> member_slots;  // the members as the first trace to launch it lists them (slots, sorted)
     int flows_left = 0;
     CollectivePlan plan;
   };
@@ -426,6 +427,17 @@ struct Replay::Impl {
 
   Impl(const topo::Topology& t, std::vector<Workload> w, ReplayOptions o) : topo(t), workloads(std::move(w)), opt(std::move(o)) {}
 
+  // The rank a slot stands for: its trace's rank, or the slot when one trace is replicated.
+  int rank_id(int slot) const { return replicated ? slot : workloads[rank_workload[slot]].rank; }
+  std::string rank_list(const std::vector<int>& slots) const {
+    std::string s;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (i == 8) return s + ",... (" + std::to_string(slots.size()) + " ranks)";
+      s += (i ? "," : "") + std::to_string(rank_id(slots[i]));
+    }
+    return s;
+  }
+
   static std::uint64_t pack(int rank, std::int32_t node) { return (static_cast<std::uint64_t>(rank) << 32) | static_cast<std::uint32_t>(node); }
   static int rank_of(std::uint64_t id) { return static_cast<int>(id >> 32); }
   static std::int32_t node_of(std::uint64_t id) { return static_cast<std::int32_t>(id & 0xffffffffu); }
@@ -510,6 +522,15 @@ void Replay::Impl::setup() {
 void Replay::Impl::match_collectives() {
   instance_of.resize(nranks);
   std::map<std::tuple<std::string, int, std::uint64_t>, std::int32_t> by_key;
+  std::map<int, int> slot_of_rank;  // a trace's rank -> its slot (traces given one per rank)
+  if (!replicated)
+    for (int m = 0; m < nranks; ++m) slot_of_rank.emplace(workloads[rank_workload[m]].rank, m);
+  // "all_reduce of 12.0 MiB", with the exact bytes where two sizes would read the same.
+  auto what = [](collective::Kind kind, std::uint64_t bytes, bool exact) {
+    const std::string k(collective::to_string(kind));
+    if (bytes == 0) return k + " of unknown size";
+    return k + " of " + (exact ? std::to_string(bytes) + " B" : human_bytes(static_cast<double>(bytes)));
+  };
   for (int r = 0; r < nranks; ++r) {
     const Workload& w = workloads[rank_workload[r]];
     const Graph& g = graphs[rank_workload[r]];
@@ -521,23 +542,29 @@ void Replay::Impl::match_collectives() {
       std::vector<int> members;
       int block = 0;
       if (replicated) {
-        const int size = comm.ranks.empty() ? nranks : std::min<int>(static_cast<int>(comm.ranks.size()), nranks);
-        const int group_size = (static_cast<int>(comm.ranks.size()) >= w.world_size || comm.ranks.empty()) ? nranks : size;
+        const bool world = comm.ranks.empty() || static_cast<int>(comm.ranks.size()) >= w.world_size;
+        const int group_size = world ? nranks : static_cast<int>(comm.ranks.size());
+        // A communicator smaller than the job (tensor- or pipeline-parallel groups) keeps
+        // its size: the replicas are whole copies of it, so --ranks must be a multiple.
+        if (!world && nranks % group_size != 0)
+          input_error(w.source, "communicator \"" + comm.name + "\"",
+                      "has " + std::to_string(group_size) + " of the trace's " + std::to_string(w.world_size) + " ranks, and " +
+                          std::to_string(nranks) + " ranks (" + (opt.ranks > 0 ? "--ranks" : "the world size") +
+                          ") cannot be made of whole copies of it: give a multiple of " + std::to_string(group_size));
         block = r / group_size;
-        for (int m = block * group_size; m < std::min(nranks, (block + 1) * group_size); ++m) members.push_back(m);
+        for (int m = block * group_size; m < (block + 1) * group_size; ++m) members.push_back(m);
       } else if (comm.ranks.empty()) {
         for (int m = 0; m < nranks; ++m) members.push_back(m);
       } else {
         for (int gr : comm.ranks) {
-          int found = -1;
-          for (int m = 0; m < nranks; ++m)
-            if (workloads[rank_workload[m]].rank == gr) found = m;
-          if (found < 0)
+          const auto found = slot_of_rank.find(gr);
+          if (found == slot_of_rank.end())
             input_error(w.source, "collective " + std::string(collective::to_string(c.kind)) + " #" + std::to_string(c.seq) +
                                       " of communicator " + comm.name,
                         "needs rank " + std::to_string(gr) + ", which has no trace (give every member's trace, or one trace to replicate)");
-          members.push_back(found);
+          members.push_back(found->second);
         }
+        std::sort(members.begin(), members.end());
       }
       auto key = std::make_tuple(comm.name, block, c.seq);
       auto [it, inserted] = by_key.emplace(key, static_cast<std::int32_t>(instances.size()));
@@ -552,20 +579,25 @@ void Replay::Impl::match_collectives() {
         inst.protocol_from_trace = c.protocol_from_trace;
         inst.algorithm = c.algorithm;
         inst.captured_ranks = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
+        inst.member_slots = members;
         instances.push_back(std::move(inst));
       } else {
         const Instance& inst = instances[it->second];
-        if (inst.kind != c.kind || inst.in_bytes != static_cast<double>(c.in_bytes))
-          input_error(w.source, "rank " + std::to_string(w.rank) + ", collective #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\"",
-                      "mismatched collective: this rank has " + std::string(collective::to_string(c.kind)) + " of " +
-                          human_bytes(static_cast<double>(c.in_bytes)) + ", rank " +
-                          std::to_string(workloads[rank_workload[inst.members.front().rank]].rank) + " has " + inst.label);
+        const int first = inst.members.front().rank;
+        const std::string place = "rank " + std::to_string(w.rank) + ", collective #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\"";
+        if (inst.kind != c.kind || inst.in_bytes != static_cast<double>(c.in_bytes)) {
+          const auto theirs = static_cast<std::uint64_t>(inst.in_bytes);
+          const bool exact = human_bytes(static_cast<double>(c.in_bytes)) == human_bytes(inst.in_bytes);
+          input_error(w.source, place,
+                      "mismatched collective: this rank has " + what(c.kind, c.in_bytes, exact) + ", rank " + std::to_string(rank_id(first)) +
+                          " has " + what(inst.kind, theirs, exact) + " (" + workloads[rank_workload[first]].source + ")");
+        }
         const int captured = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
-        if (static_cast<int>(members.size()) != inst.expected || (captured > 0 && inst.captured_ranks > 0 && captured != inst.captured_ranks))
-          input_error(w.source, "rank " + std::to_string(w.rank) + ", collective #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\"",
-                      "mismatched communicator: this rank's trace gives it " + std::to_string(members.size()) + " member(s) (group size " +
-                          std::to_string(captured) + "), rank " + std::to_string(workloads[rank_workload[inst.members.front().rank]].rank) +
-                          "'s " + std::to_string(inst.expected) + " (group size " + std::to_string(inst.captured_ranks) + ")");
+        if (members != inst.member_slots || (captured > 0 && inst.captured_ranks > 0 && captured != inst.captured_ranks))
+          input_error(w.source, place,
+                      "mismatched communicator: this rank's trace gives it ranks [" + rank_list(members) + "] (group size " +
+                          std::to_string(captured) + "), rank " + std::to_string(rank_id(first)) + "'s ranks [" +
+                          rank_list(inst.member_slots) + "] (group size " + std::to_string(inst.captured_ranks) + ")");
       }
       Instance& inst = instances[it->second];
       inst.members.push_back({r, g.gpu_base + c.gpu_op});
@@ -578,16 +610,11 @@ void Replay::Impl::match_collectives() {
     if (static_cast<int>(inst.members.size()) == inst.expected) continue;
     std::set<int> present;
     for (const auto& m : inst.members) present.insert(m.rank);
-    std::string reached, missing;
-    for (int m = 0; m < nranks; ++m) {
-      const std::string id = std::to_string(workloads[rank_workload[m]].rank);
-      if (present.count(m)) reached += (reached.empty() ? "" : ",") + id;
-    }
+    std::vector<int> reached, missing;
+    for (int m : inst.member_slots) (present.count(m) ? reached : missing).push_back(m);
     const Workload& w0 = workloads[rank_workload[inst.members.front().rank]];
-    for (int m = 0; m < nranks; ++m)
-      if (!present.count(m)) missing += (missing.empty() ? "" : ",") + std::to_string(workloads[rank_workload[m]].rank);
     input_error(w0.source, inst.label,
-                "ranks [" + missing + "] never reach this collective, which ranks [" + reached + "] launch; the job would hang");
+                "ranks [" + rank_list(missing) + "] never reach this collective, which ranks [" + rank_list(reached) + "] launch; the job would hang");
   }
 }
 
@@ -748,7 +775,12 @@ std::string Replay::Impl::deadlock_report() const {
   for (const auto& inst : instances) {
     if (inst.arrived == inst.expected || inst.arrived == 0) continue;
     if (shown++ == 3) break;
-    out << (shown > 1 ? "; " : "") << inst.label << " reached by " << inst.arrived << " of " << inst.expected << " ranks";
+    std::vector<int> waiting, absent;  // a member has arrived once its op was released
+    for (const auto& m : inst.members) (state[m.rank].start[m.node] >= 0 ? waiting : absent).push_back(m.rank);
+    std::sort(waiting.begin(), waiting.end());
+    std::sort(absent.begin(), absent.end());
+    out << (shown > 1 ? "; " : "") << "ranks [" << rank_list(waiting) << "] wait in " << inst.label << " for ranks ["
+        << rank_list(absent) << "]";
   }
   if (shown == 0) out << "operations wait on each other in a cycle (event waits across streams)";
   return out.str();
@@ -828,7 +860,7 @@ ReplayResult Replay::run() {
     const Workload& w = m.workloads[m.rank_workload[r]];
     auto& s = m.state[r];
     RankTimes t;
-    t.rank = r;
+    t.rank = m.rank_id(r);
     t.workload = m.rank_workload[r];
     t.gpu_node = m.rank_gpu[r];
     for (size_t ti = 0; ti < w.threads.size(); ++ti) {

@@ -686,9 +686,135 @@ TEST(Cli, BadInputMismatchedGroupSize) {
   write_json(r1, t1);
   const CliResult r = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100");
   expect_input_error(r, r1);
-  EXPECT_NE(r.err.find("mismatched communicator: this rank's trace gives it 2 member(s) (group size 3), rank 0's 2 (group size 2)"),
+  EXPECT_NE(r.err.find("mismatched communicator: this rank's trace gives it ranks [0,1] (group size 3), rank 0's ranks [0,1] (group size 2)"),
             std::string::npos)
       << r.err;
+}
+
+// Sizes that differ by one element (4 bytes) are given exactly, not as "4.0 MiB" twice.
+TEST(Cli, BadInputCollectiveSizesOneElementApartAreExact) {
+  TempDir tmp;
+  const std::string r0 = write_rank0_single(tmp);
+  json t1 = read_json(hand_made("hang_rank1.json"));
+  for (auto& e : t1["traceEvents"])
+    if (e["cat"] == "kernel") e["args"]["In msg nelems"] = 1048577;
+  const std::string r1 = tmp.write("rank1_one_more.json", t1.dump());
+  const CliResult r = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100");
+  expect_input_error(r, r1);
+  EXPECT_NE(r.err.find("mismatched collective: this rank has all_reduce of 4194308 B, rank 0 has all_reduce of 4194304 B (" + r0 + ")"),
+            std::string::npos)
+      << r.err;
+}
+
+// Three ranks whose traces disagree on who is in process group "0": ranks 0 and 1 say
+// [0,1], rank 2 says [1,2]. Both lists are named (the counts alone agree).
+TEST(Cli, BadInputCommunicatorMembersDifferBetweenTraces) {
+  TempDir tmp;
+  std::vector<std::string> paths;
+  for (int rank = 0; rank < 3; ++rank) {
+    json t = read_json(hand_made("hang_rank1.json"));
+    const json members = rank < 2 ? json::array({0, 1}) : json::array({1, 2});
+    t["distributedInfo"]["rank"] = rank;
+    t["distributedInfo"]["world_size"] = 3;
+    t["distributedInfo"]["pg_config"][0]["ranks"] = members;
+    for (auto& e : t["traceEvents"])
+      if (e["cat"] == "kernel") e["args"]["Process Group Ranks"] = members.dump();
+    paths.push_back(tmp.write("r" + std::to_string(rank) + ".json", t.dump()));
+  }
+  const CliResult r = run_cli("run --trace " + q(paths[0]) + " --trace " + q(paths[1]) + " --trace " + q(paths[2]) + " --topology dgx-a100");
+  expect_input_error(r, paths[2]);
+  EXPECT_NE(r.err.find("mismatched communicator: this rank's trace gives it ranks [1,2] (group size 2), rank 0's ranks [0,1] (group size 2)"),
+            std::string::npos)
+      << r.err;
+}
+
+// Rank 0 launches an all-reduce on process group "0" and then one on "1"; rank 1 in the
+// other order, on one stream each: each waits for the other. Found when the replay stops,
+// and the error says which ranks wait in which collective for which.
+TEST(Cli, BadInputCrossedCollectivesNameTheWaitingRanks) {
+  TempDir tmp;
+  std::vector<std::string> paths;
+  for (int rank = 0; rank < 2; ++rank) {
+    json t = read_json(hand_made("hang_rank1.json"));
+    t["distributedInfo"]["rank"] = rank;
+    t["distributedInfo"]["pg_count"] = 2;
+    json pg1 = t["distributedInfo"]["pg_config"][0];
+    pg1["pg_name"] = "1";
+    pg1["pg_desc"] = "second";
+    t["distributedInfo"]["pg_config"].push_back(pg1);
+    const json launch = t["traceEvents"][0], kernel = t["traceEvents"][1];
+    json ev = json::array();
+    for (int i = 0; i < 2; ++i) {
+      json l = launch, k = kernel;
+      l["ts"] = 10.0 + 200.0 * i;
+      k["ts"] = 20.0 + 200.0 * i;
+      l["args"]["correlation"] = k["args"]["correlation"] = i + 1;
+      k["args"]["Process Group Name"] = (i == rank) ? "0" : "1";
+      ev.push_back(l);
+      ev.push_back(k);
+    }
+    t["traceEvents"] = ev;
+    paths.push_back(tmp.write("crossed" + std::to_string(rank) + ".json", t.dump()));
+  }
+  const CliResult r = run_cli("run --trace " + q(paths[0]) + " --trace " + q(paths[1]) + " --topology dgx-a100");
+  expect_input_error(r, "crossed");
+  EXPECT_NE(r.err.find("ranks [0] wait in all_reduce #0 of communicator \"0\" (4.0 MiB) for ranks [1]; "
+                       "ranks [1] wait in all_reduce #0 of communicator \"1\" (4.0 MiB) for ranks [0]"),
+            std::string::npos)
+      << r.err;
+}
+
+// Traces of ranks 2 and 3 of a 4-rank job: the breakdown, summary.json and timeline.json
+// call them ranks 2 and 3, as the traces (and error messages) do, not by their order.
+TEST(Cli, OutputsUseTheTracesRanks) {
+  TempDir tmp;
+  std::string args;
+  for (int r = 0; r < 2; ++r) {
+    json t = read_json(example(r));
+    t["distributedInfo"]["rank"] = r + 2;
+    t["distributedInfo"]["world_size"] = 4;
+    t["distributedInfo"]["pg_config"][0]["ranks"] = json::array({2, 3});
+    for (auto& e : t["traceEvents"])
+      if (e.value("cat", "") == "kernel" && e["args"].contains("Process Group Ranks")) e["args"]["Process Group Ranks"] = "[2, 3]";
+    args += " --trace " + q(tmp.write("rank" + std::to_string(r + 2) + ".json", t.dump()));
+  }
+  const std::string out = tmp.path() + "/out";
+  const CliResult r = run_cli("run" + args + " --topology composable-falcon4016 --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("on rank 2"), std::string::npos) << r.out;  // the breakdown's step and rank
+  EXPECT_EQ(r.out.find("on rank 0"), std::string::npos) << r.out;
+  const json s = read_json(out + "/summary.json");
+  for (const auto& of : s.at("breakdown").at("of")) EXPECT_TRUE(of.at("rank") == 2 || of.at("rank") == 3) << of;
+  std::set<std::string> names;
+  const json timeline = read_json(out + "/timeline.json");
+  for (const auto& e : timeline.at("traceEvents"))
+    if (e.at("name") == "process_name") names.insert(e.at("args").at("name").get<std::string>().substr(0, 6));
+  EXPECT_EQ(names, (std::set<std::string>{"rank 2", "rank 3"}));
+}
+
+// A trace of 8 ranks in tensor-parallel groups of 4 replicates in whole groups: --ranks 6
+// would leave a group of 2 and is refused; --ranks 4 and 8 run.
+TEST(Cli, BadInputRanksNotAMultipleOfASubCommunicator) {
+  TempDir tmp;
+  json t = read_json(example(0));
+  t["distributedInfo"]["world_size"] = 8;
+  t["distributedInfo"]["pg_config"][0]["ranks"] = json::array({0, 1, 2, 3});
+  t["distributedInfo"]["pg_config"][0]["pg_size"] = 4;
+  for (auto& e : t["traceEvents"])
+    if (e.value("cat", "") == "kernel" && e["args"].contains("Process Group Ranks")) {
+      e["args"]["Process Group Ranks"] = "[0, 1, 2, 3]";
+      e["args"]["Group size"] = 4;
+    }
+  const std::string tp = tmp.write("tp4.json", t.dump());
+  const CliResult bad = run_cli("run --trace " + q(tp) + " --ranks 6 --topology composable-falcon4016");
+  expect_input_error(bad, tp + ": communicator \"0\"");
+  EXPECT_NE(bad.err.find("has 4 of the trace's 8 ranks, and 6 ranks (--ranks) cannot be made of whole copies of it: give a multiple of 4"),
+            std::string::npos)
+      << bad.err;
+  for (const char* n : {"4", "8"}) {
+    const CliResult ok = run_cli("run --trace " + q(tp) + " --ranks " + n + " --topology composable-falcon4016");
+    EXPECT_EQ(ok.exit_code, 0) << n << ": " << ok.err;
+  }
 }
 
 namespace {
