@@ -344,10 +344,13 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
     const auto busiest = sim::busiest_link(result, topology);
     meta["busiest_link"] = busiest.first;
     meta["busiest_link_utilisation"] = busiest.second;
-    sim::write_files_atomically(a.out, {{"summary.json", sim::summary_json(rep, result, meta)},
-                                        {"iterations.csv", sim::iterations_csv(rep)},
-                                        {"links.csv", sim::links_csv(result, topology)},
-                                        {"timeline.json", sim::timeline_json(ws, result, topology)}});
+    const std::string summary = sim::summary_json(rep, result, meta), iterations = sim::iterations_csv(rep),
+                      links = sim::links_csv(result, topology);
+    auto text = [](const std::string& s) { return [&s](std::ostream& out) { out << s; }; };
+    sim::write_streams_atomically(a.out, {{"summary.json", text(summary)},
+                                          {"iterations.csv", text(iterations)},
+                                          {"links.csv", text(links)},
+                                          {"timeline.json", [&](std::ostream& out) { sim::write_timeline_json(out, ws, result, topology); }}});
     std::printf("wrote %s/summary.json, iterations.csv, links.csv, timeline.json\n", a.out.c_str());
   }
   return 0;

@@ -362,15 +362,13 @@ std::pair<std::string, double> busiest_link(const ReplayResult& res, const topo:
   return best;
 }
 
-std::string timeline_json(const std::vector<Workload>& workloads, const ReplayResult& res, const topo::Topology& topology) {
-  std::string out;
-  out.reserve(1 << 20);
-  out += "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"composim\"},\"traceEvents\":[\n";
+void write_timeline_json(std::ostream& out, const std::vector<Workload>& workloads, const ReplayResult& res, const topo::Topology& topology) {
+  out << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"composim\"},\"traceEvents\":[\n";
   bool first = true;
   auto ev = [&](const std::string& body) {
-    if (!first) out += ",\n";
+    if (!first) out << ",\n";
     first = false;
-    out += body;
+    out << body;
   };
   auto q = [](const std::string& s) { return nlohmann::json(s).dump(); };
   for (const auto& rt : res.ranks) {
@@ -403,8 +401,7 @@ std::string timeline_json(const std::vector<Workload>& workloads, const ReplayRe
            ",\"dur\":" + us(rt.cpu_end[ti][k] - rt.cpu_start[ti][k]) + "}");
     }
   }
-  out += "\n]}\n";
-  return out;
+  out << "\n]}\n";
 }
 
 void check_replaceable(const std::string& path, std::string_view place) {
@@ -433,6 +430,13 @@ std::filesystem::path write_target(const std::filesystem::path& path) {
 }  // namespace
 
 void write_files_atomically(const std::string& dir, const std::map<std::string, std::string>& files) {
+  std::map<std::string, FileWriter> writers;
+  for (const auto& [name, content] : files)
+    writers.emplace(name, [&content = content](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
+  write_streams_atomically(dir, writers);
+}
+
+void write_streams_atomically(const std::string& dir, const std::map<std::string, FileWriter>& files) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -442,13 +446,13 @@ void write_files_atomically(const std::string& dir, const std::map<std::string, 
   auto cleanup = [&] {
     for (const auto& [tmp, final_path] : staged) fs::remove(tmp, ec);
   };
-  for (const auto& [name, content] : files) {
+  for (const auto& [name, write] : files) {
     const fs::path final_path = write_target(fs::path(dir) / name);
     const fs::path tmp = final_path.parent_path() / ("." + final_path.filename().string() + ".tmp");
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.close();
     staged.emplace_back(tmp, final_path);
+    if (out) write(out);
+    out.close();
     if (!out) {
       cleanup();
       input_error(tmp.string(), "", "cannot write output file");

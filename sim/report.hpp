@@ -19,7 +19,9 @@
 // is in every rank's trace, or --warmup leaves no step.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <ostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -66,8 +68,10 @@ std::string iterations_csv(const RunReport& report);
 std::string links_csv(const ReplayResult& result, const topo::Topology& topology);
 // The most-utilised link direction: (name "link (from->to)", utilisation); ("", 0) if none.
 std::pair<std::string, double> busiest_link(const ReplayResult& result, const topo::Topology& topology);
-std::string timeline_json(const std::vector<trace::Workload>& workloads, const ReplayResult& result,
-                          const topo::Topology& topology);
+// Chrome-trace timeline of the replay, written to `out` as it is made (a 1,024-rank
+// replay's is gigabytes: it is never held whole in memory).
+void write_timeline_json(std::ostream& out, const std::vector<trace::Workload>& workloads, const ReplayResult& result,
+                         const topo::Topology& topology);
 
 // check_replaceable()
 //
@@ -82,6 +86,9 @@ void check_replaceable(const std::string& path, std::string_view place);
 // then renames them all into place: a failure leaves no partial output. Throws
 // InputError naming the path on failure.
 void write_files_atomically(const std::string& dir, const std::map<std::string, std::string>& files);
+// The same, for files written by a function to a stream (large outputs made as they go).
+using FileWriter = std::function<void(std::ostream&)>;
+void write_streams_atomically(const std::string& dir, const std::map<std::string, FileWriter>& files);
 
 // write_file_atomically()
 //
