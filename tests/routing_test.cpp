@@ -127,3 +127,46 @@ TEST(Routing, ChassisWithFabricP2pAcrossHosts) {
   EXPECT_FALSE(r.network);
   EXPECT_EQ(path(t, r), "gpu0>leaf0>chassis_sw0>chassis_sw1>leaf3>gpu12");  // never through a host
 }
+
+// Routing resumes the last search from the same source; every route must be the one a
+// search of its own finds (same hops, so the same tie-breaks), whatever the query order.
+TEST(Routing, ResumedSearchesFindTheSameRoutesAsFreshOnes) {
+  for (const auto& name : topo::Topology::shipped_names())
+    for (bool p2p : {true, false}) {
+      SCOPED_TRACE(name + (p2p ? "" : " (P2P off)"));
+      auto resumed = topo::Topology::load(name), fresh = topo::Topology::load(name);
+      resumed.set_p2p_enabled(p2p);
+      fresh.set_p2p_enabled(p2p);
+      std::vector<int> ends;
+      for (size_t i = 0; i < resumed.nodes().size(); ++i)
+        if (resumed.nodes()[i].is_endpoint()) ends.push_back(static_cast<int>(i));
+      int compared = 0;
+      for (int pass = 0; pass < 2; ++pass)  // source-major, then destination-major
+        for (int x : ends)
+          for (int y : ends) {
+            const int a = pass == 0 ? x : y, b = pass == 0 ? y : x;
+            if (a == b) continue;
+            topo::Route r1, r2;
+            try {
+              r1 = topo::route(resumed, a, b);
+            } catch (const InputError&) {
+              fresh.search_states().clear();
+              EXPECT_THROW(topo::route(fresh, a, b), InputError);
+              continue;
+            }
+            fresh.search_states().clear();
+            r2 = topo::route(fresh, a, b);
+            ASSERT_EQ(path(resumed, r1), path(fresh, r2));
+            ASSERT_EQ(r1.hops.size(), r2.hops.size());
+            for (size_t h = 0; h < r1.hops.size(); ++h) {
+              EXPECT_EQ(r1.hops[h].link, r2.hops[h].link);
+              EXPECT_EQ(r1.hops[h].forward, r2.hops[h].forward);
+            }
+            EXPECT_EQ(r1.staged, r2.staged);
+            EXPECT_EQ(r1.network, r2.network);
+            EXPECT_DOUBLE_EQ(r1.latency_s, r2.latency_s);
+            ++compared;
+          }
+      EXPECT_GT(compared, 10);
+    }
+}

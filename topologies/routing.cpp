@@ -50,7 +50,14 @@ int nearest_nic_uncached(const Topology& t, int gpu) {
   if (best.empty()) return -1;
   if (best.size() == 1) return best.front();
   // GPUs with the same first hop (their switch) and the same nearest NICs, in file order.
+  // A GPU with one PCIe link has that link's other end as its first hop: no search, which
+  // would make this quadratic in the GPUs of a machine.
   auto first_hop = [&](int g) {
+    const auto& graph = t.graph();
+    int only = -1, links = 0;
+    for (auto [e, end] = boost::out_edges(g, graph); e != end; ++e)
+      if (link_in_class(t.links()[graph[*e]].type, Class::pcie) && links++ == 0) only = static_cast<int>(boost::target(*e, graph));
+    if (links == 1) return only;
     auto h = bfs(t, g, best.front(), Class::pcie);
     const Link& l = t.links()[h.front().link];
     return h.front().forward ? l.to : l.from;
@@ -71,20 +78,36 @@ int nearest_nic(const Topology& t, int gpu) {
 }
 
 // Fewest-hop path from src to dst using only links and transit nodes of class c. Ties are
-// broken by the order of links in the file, so routes are deterministic.
+// broken by the order of links in the file, so routes are deterministic. The search from
+// src is kept and resumed for the next destination from the same src: the same order of
+// visits, so the same paths, as a search of its own.
 std::vector<Hop> bfs(const Topology& t, int src, int dst, Class c) {
   const auto& g = t.graph();
   const size_t n = t.nodes().size();
-  std::vector<int> via_link(n, -1);
-  std::vector<char> seen(n, 0);
-  std::deque<int> queue{src};
-  seen[src] = 1;
-  while (!queue.empty()) {
-    int v = queue.front();
-    queue.pop_front();
-    if (v == dst) break;
+  auto& states = t.search_states();
+  if (states.size() != 5) states.assign(5, {});
+  auto& st = states[static_cast<size_t>(c)];
+  if (st.seen.size() != n) {
+    st = {};
+    st.seen.assign(n, 0);
+    st.via_link.assign(n, -1);
+  }
+  if (st.src != src) {
+    if (++st.stamp == 0) {  // wrapped: clear the marks of 2^32 searches ago
+      std::fill(st.seen.begin(), st.seen.end(), 0);
+      st.stamp = 1;
+    }
+    st.src = src;
+    st.queue.assign(1, src);
+    st.seen[src] = st.stamp;
+  }
+  auto seen = [&](int v) { return st.seen[v] == st.stamp; };
+  std::vector<std::pair<int, int>> next;  // (link, node)
+  while (!seen(dst) && !st.queue.empty()) {
+    const int v = st.queue.front();
+    st.queue.pop_front();
     if (v != src && !transit_in_class(t.nodes()[v].type, c)) continue;
-    std::vector<std::pair<int, int>> next;  // (link, node)
+    next.clear();
     for (auto [e, end] = boost::out_edges(v, g); e != end; ++e) {
       const int li = g[*e];
       if (!link_in_class(t.links()[li].type, c)) continue;
@@ -92,14 +115,15 @@ std::vector<Hop> bfs(const Topology& t, int src, int dst, Class c) {
     }
     std::sort(next.begin(), next.end());
     for (auto [li, w] : next) {
-      if (seen[w]) continue;
-      seen[w] = 1;
-      via_link[w] = li;
-      queue.push_back(w);
+      if (seen(w)) continue;
+      st.seen[w] = st.stamp;
+      st.via_link[w] = li;
+      st.queue.push_back(w);
     }
   }
+  const auto& via_link = st.via_link;
   std::vector<Hop> hops;
-  if (!seen[dst]) return hops;
+  if (!seen(dst)) return hops;
   for (int v = dst; v != src;) {
     const Link& l = t.links()[via_link[v]];
     const bool forward = l.to == v;

@@ -13,6 +13,8 @@
 
 #include <boost/graph/adjacency_list.hpp>
 #include <nlohmann/json_fwd.hpp>
+#include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -110,6 +112,19 @@ class Topology {
     return nic_cache_[node];
   }
 
+  // Routing's breadth-first search state, one per link class: the last source's search,
+  // resumed when the next query has the same source (ring searches ask one GPU about all
+  // the others), and visit marks stamped per search, so a search costs what it explores,
+  // not the size of the topology. A topology's graph never changes after loading.
+  struct SearchState {
+    int src = -1;
+    std::uint32_t stamp = 0;
+    std::vector<std::uint32_t> seen;  // == stamp: reached in this search
+    std::vector<int> via_link;
+    std::deque<int> queue;
+  };
+  std::vector<SearchState>& search_states() const { return search_states_; }
+
   // GraphViz text of the topology (boost::write_graphviz).
   std::string to_dot() const;
 
@@ -126,6 +141,7 @@ class Topology {
   std::vector<int> composition_order_;
   bool fabric_p2p_across_hosts_ = false;
   mutable std::vector<int> nic_cache_;
+  mutable std::vector<SearchState> search_states_;
   Graph graph_;
   void finish(const std::string& file);
   bool reaches_without_other_host(int host, int device) const;
