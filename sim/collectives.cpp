@@ -566,6 +566,13 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
 // of the N^2 flows and every NIC receives as much as it would, with far fewer flows (up to
 // 8 groups). Approximation: traffic to a group crosses the network on the representative's
 // path (leaf or core), not spread over every destination's path.
+// NCCL's point-to-point protocol: LL when the bytes to one peer are at most
+// NCCL_P2P_LL_THRESHOLD (default 16384), Simple above (src/enqueue.cc, `bytes <=
+// ncclParamP2pLLThreshold()`, as in NCCL 2.12-2.18). Later versions compare the bytes
+// with the peer's channels x threshold, which keeps LL for larger messages on several
+// channels: not modelled.
+constexpr double kP2pLLThreshold_B = 16384;
+
 CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::vector<int>& gpus, const TunerChoices& choices) {
   CollectivePlan p;
   const int n = static_cast<int>(gpus.size());
@@ -574,7 +581,7 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
   bool uniform = true;
   for (int m : machine_ids) uniform = uniform && by_machine[m].size() == L;
   // NCCL's point-to-point operations use LL only for small messages per peer.
-  p.protocol = choices.pick(in_bytes / n < 16 * 1024 ? Protocol::ll : Protocol::simple);
+  p.protocol = choices.pick(in_bytes / n <= kP2pLLThreshold_B ? Protocol::ll : Protocol::simple);
   const double eff = collective::protocol_efficiency(p.protocol, Kind::all_to_all, M > 1);
   const double unit = in_bytes / n / eff;  // bytes from one GPU to one other GPU
   std::map<std::pair<int, int>, double> merged;
@@ -630,7 +637,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   if (kind == Kind::send_recv) {
     // Every rank sends its buffer to the next rank and receives from the previous one (as
     // nccl-tests' sendrecv_perf does): one direct flow per rank, not NCCL's ring channels.
-    p.protocol = choices.pick(in_bytes < 16 * 1024 ? Protocol::ll : Protocol::simple);
+    p.protocol = choices.pick(in_bytes <= kP2pLLThreshold_B ? Protocol::ll : Protocol::simple);
     const double eff = collective::protocol_efficiency(p.protocol, kind, false);
     bool network = false, nv = true;
     double bw = INFINITY;

@@ -238,6 +238,16 @@ TEST(CollectiveCommand, HandComputedTime) {
   EXPECT_NEAR(std::stod(f[7]), 268435456.0 / (expected_us * 1e-6) / 1e9, 0.01);  // busbw = algbw for n = 2
 }
 
+// Point-to-point: LL up to and including NCCL_P2P_LL_THRESHOLD (16 KiB per peer), Simple
+// above (NCCL: `bytes <= ncclParamP2pLLThreshold()`).
+TEST(CollectiveCommand, PointToPointLlUpToSixteenKiBPerPeer) {
+  auto proto = [](const std::string& args) { return composim::testing::collective_row(args + " --topology dgx-a100").at(9); };
+  EXPECT_EQ(proto("--op send_recv --bytes 16K"), "LL");
+  EXPECT_EQ(proto("--op send_recv --bytes 16400"), "Simple");
+  EXPECT_EQ(proto("--op all_to_all --bytes 128K"), "LL");  // 8 GPUs: 16 KiB per peer
+  EXPECT_EQ(proto("--op all_to_all --bytes 131200"), "Simple");
+}
+
 // all_to_all over 2 nodes x 8: each GPU sends half its buffer off-node through its own
 // 400 Gb/s NIC, so the NICs bound the time: (S/2) / 48.48 GB/s.
 TEST(CollectiveCommand, AllToAllAcrossNodesIsNicBound) {
