@@ -167,7 +167,8 @@ double wire_efficiency(Protocol p) {
 
 double protocol_efficiency(Protocol p, Kind kind, bool multi_node) {
   switch (p) {
-    case Protocol::ll: return param("collective.efficiency_LL_allreduce") * ((multi_node || kind == Kind::all_reduce || kind == Kind::reduce) ? 1.0 : 4.0 / 3.0);
+    case Protocol::ll:  // an efficiency above 1 (a parameter file's 0.8 x 4/3) would beat the link
+      return std::min(1.0, param("collective.efficiency_LL_allreduce") * ((multi_node || kind == Kind::all_reduce || kind == Kind::reduce) ? 1.0 : 4.0 / 3.0));
     case Protocol::ll128: return param("collective.efficiency_LL128");
     case Protocol::simple: return 1.0;
   }
@@ -289,7 +290,7 @@ ModelInfo collective_model_info() {
   ModelInfo m{"collective",
               "NCCL collectives as rings, trees or NVLS of flows on the topology, plus NCCL's latency model",
               "flow bytes = schedule bytes / protocol efficiency; t = last flow's end + base + steps * hop + extra latency + bus bytes / per-GPU rate (V100 LL128)",
-              {{"efficiency_LL_allreduce", "1", 0.25, "LL bandwidth fraction (all-reduce, reduce, multi-node; 1/3 otherwise)",
+              {{"efficiency_LL_allreduce", "1", 0.25, "LL bandwidth fraction (all-reduce, reduce, multi-node; x 4/3, at most 1, otherwise: 1/3 by default)",
                 "NCCL tuning.cc (LL busBw scaling)"},
                {"efficiency_LL128", "1", 0.92, "LL128 bandwidth fraction", "NCCL tuning.cc (LL128 busBw scaling)"},
                {"efficiency_LL128_achieved_nvlink_gen2", "1", kAchievedLL128Gen2, "LL128 bandwidth fraction achieved on NVLink2 (V100) links; the tuner still assumes efficiency_LL128",

@@ -248,6 +248,16 @@ TEST(CollectiveCommand, PointToPointLlUpToSixteenKiBPerPeer) {
   EXPECT_EQ(proto("--op all_to_all --bytes 131200"), "Simple");
 }
 
+// A parameter file's LL efficiency of 1 gives all-gather (x 4/3) an efficiency of 1, not
+// 1.33: busbw reaches the Gen3 x16 link's 13.16 GB/s and never passes it.
+TEST(CollectiveCommand, LlEfficiencyNeverAboveOne) {
+  composim::testing::TempDir d;
+  const auto full = d.write("full.json", R"({"params": {"collective.efficiency_LL_allreduce": 1}})");
+  const auto f = composim::testing::collective_row("--op all_gather --proto LL --bytes 1G --gpus 2 --topology pcie-8gpu-gen3 --params " + full);
+  EXPECT_LE(std::stod(f[7]), 13.17);
+  EXPECT_GT(std::stod(f[7]), 13.0);
+}
+
 // all_to_all over 2 nodes x 8: each GPU sends half its buffer off-node through its own
 // 400 Gb/s NIC, so the NICs bound the time: (S/2) / 48.48 GB/s.
 TEST(CollectiveCommand, AllToAllAcrossNodesIsNicBound) {
