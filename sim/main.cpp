@@ -370,6 +370,7 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   o.kind = collective::parse_kind(a.op);
   if (o.kind == collective::Kind::unknown)
     input_error("", "--op", "unknown collective \"" + a.op + "\" (all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv)");
+  if (!(a.step_factor > 1) || !std::isfinite(a.step_factor)) input_error("", "--step-factor", "must be a number above 1 (nccl-tests -f)");
   try {
     o.sizes_B = sim::size_range(a.bytes, a.step_factor);
   } catch (const std::invalid_argument& e) {
@@ -387,7 +388,7 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
                                                  std::to_string(attached.size()) + (topology.composed() ? " attached" : ""));
     o.gpus.assign(attached.begin(), attached.begin() + n);
   }
-  if (o.gpus.size() < 2) input_error("", "--gpus", "a collective needs at least 2 GPUs");
+  if (o.gpus.size() < 2) input_error("", a.placement.empty() ? "--gpus" : "--placement", "a collective needs at least 2 GPUs");
   try {
     if (!a.algo.empty()) o.choices.algorithms = sim::parse_algorithm_list(a.algo);
   } catch (const std::invalid_argument& e) {
@@ -462,7 +463,7 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   } catch (const std::invalid_argument& e) {
     input_error("", "--bytes", e.what());
   }
-  if (gpus.size() < 2) input_error("", "--gpus", "the copy matrix needs at least 2 GPUs");
+  if (gpus.size() < 2) input_error("", a.placement.empty() ? "--gpus" : "--placement", "the copy matrix needs at least 2 GPUs");
   std::vector<std::pair<int, int>> pairs;
   for (size_t i = 0; i < gpus.size(); ++i)
     for (size_t j = 0; j < gpus.size(); ++j)

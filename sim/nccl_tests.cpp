@@ -3,6 +3,7 @@
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -22,13 +23,12 @@ double per_rank_input_B(Kind kind, double size_B, int n) { return kind == Kind::
 
 double parse_nccl_size(const std::string& text) {
   if (text.empty()) throw std::invalid_argument("empty size");
+  // A whole number and a unit, as nccl-tests reads sizes (no fractions, exponents or hex).
   size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &pos);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("cannot read size \"" + text + "\" (expected e.g. 8, 64K, 1M, 1G)");
-  }
+  while (pos < text.size() && pos < 20 && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
+  if (pos == 0 || pos == 20)
+    throw std::invalid_argument("cannot read size \"" + text + "\" (expected a whole number with an optional K, M, G or T, e.g. 8, 64K, 1M, 1G)");
+  const double v = std::stod(text.substr(0, pos));
   std::string suffix = text.substr(pos);
   if (!suffix.empty() && (suffix.back() == 'B' || suffix.back() == 'b')) suffix.pop_back();
   double f = 1;
@@ -36,7 +36,8 @@ double parse_nccl_size(const std::string& text) {
   else if (suffix == "M" || suffix == "m") f = 1024.0 * 1024;
   else if (suffix == "G" || suffix == "g") f = 1024.0 * 1024 * 1024;
   else if (suffix == "T" || suffix == "t") f = 1024.0 * 1024 * 1024 * 1024;
-  else if (!suffix.empty()) throw std::invalid_argument("cannot read size \"" + text + "\" (expected e.g. 8, 64K, 1M, 1G)");
+  else if (!suffix.empty())
+    throw std::invalid_argument("cannot read size \"" + text + "\" (expected a whole number with an optional K, M, G or T, e.g. 8, 64K, 1M, 1G)");
   if (!(v > 0) || !std::isfinite(v)) throw std::invalid_argument("size \"" + text + "\" must be positive");
   if (v * f > 1125899906842624.0) throw std::invalid_argument("size \"" + text + "\" is above 2^50 bytes (1024T)");
   if (std::floor(v * f) < 1) throw std::invalid_argument("size \"" + text + "\" is below one byte");

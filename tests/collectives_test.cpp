@@ -31,6 +31,9 @@ TEST(NcclTests, SizesAndFactors) {
   EXPECT_DOUBLE_EQ(sim::parse_nccl_size("64K"), 65536);
   EXPECT_DOUBLE_EQ(sim::parse_nccl_size("1G"), 1073741824);
   EXPECT_THROW(sim::parse_nccl_size("1X"), std::invalid_argument);
+  // Whole numbers only, as nccl-tests reads them: no fraction, exponent or hex.
+  for (const char* bad : {"8.5", "0x10", "1e3", "-8", " 8", "+8", "1.5M"}) EXPECT_THROW(sim::parse_nccl_size(bad), std::invalid_argument) << bad;
+  EXPECT_DOUBLE_EQ(sim::parse_nccl_size("0016"), 16);
   auto r = sim::size_range("8:1G", 2);
   ASSERT_EQ(r.size(), 28u);  // 2^3 ... 2^30, as nccl-tests -b 8 -e 1G -f 2
   EXPECT_DOUBLE_EQ(r.back(), 1073741824);
@@ -246,6 +249,14 @@ TEST(CollectiveCommand, PointToPointLlUpToSixteenKiBPerPeer) {
   EXPECT_EQ(proto("--op send_recv --bytes 16400"), "Simple");
   EXPECT_EQ(proto("--op all_to_all --bytes 128K"), "LL");  // 8 GPUs: 16 KiB per peer
   EXPECT_EQ(proto("--op all_to_all --bytes 131200"), "Simple");
+}
+
+// Errors name the option the user gave.
+TEST(CollectiveCommand, BadInputNamesTheOptionGiven) {
+  composim::testing::expect_cli_error("collective --step-factor nan --topology dgx-a100", "--step-factor");
+  composim::testing::expect_cli_error("collective --placement gpu0 --topology dgx-a100", "--placement: a collective needs at least 2 GPUs");
+  composim::testing::expect_cli_error("p2p --placement gpu0 --topology dgx-a100", "--placement: the copy matrix needs at least 2 GPUs");
+  composim::testing::expect_cli_error("collective --bytes 8.5 --topology dgx-a100", "--bytes: cannot read size \"8.5\"");
 }
 
 // A parameter file's LL efficiency of 1 gives all-gather (x 4/3) an efficiency of 1, not
