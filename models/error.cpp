@@ -1,5 +1,10 @@
 #include "models/error.hpp"
 
+#include <istream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
+
 namespace composim {
 
 void input_error(std::string_view file, std::string_view place, std::string_view what) {
@@ -8,6 +13,57 @@ void input_error(std::string_view file, std::string_view place, std::string_view
   if (!place.empty()) msg.append(place).append(": ");
   msg.append(what);
   throw InputError(msg);
+}
+
+nlohmann::json parse_json_input(std::istream& in, const std::string& file) {
+  using json = nlohmann::json;
+  // The containers being read, outermost first: an object's keys so far and its current
+  // key, or an array's current index; they make the path of a repeated key.
+  struct Frame {
+    bool array = false;
+    long index = -1;
+    std::string key;
+    std::set<std::string> keys;
+  };
+  std::vector<Frame> open;
+  auto path = [&] {
+    std::string p;
+    for (const auto& f : open) p += f.array ? "[" + std::to_string(f.index) + "]" : (p.empty() ? "" : ".") + f.key;
+    return p;
+  };
+  auto element = [&] {
+    if (!open.empty() && open.back().array) ++open.back().index;
+  };
+  const json::parser_callback_t check = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        element();
+        open.push_back({event == json::parse_event_t::array_start, -1, {}, {}});
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!open.empty()) open.pop_back();
+        break;
+      case json::parse_event_t::key: {
+        Frame& f = open.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second) input_error(file, path(), "the key \"" + f.key + "\" is given twice in this object");
+        break;
+      }
+      case json::parse_event_t::value:
+        element();
+        break;
+    }
+    return true;
+  };
+  try {
+    return json::parse(in, check);
+  } catch (const json::parse_error& e) {
+    input_error(file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    input_error(file, "", std::string("unreadable JSON: ") + e.what());
+  }
 }
 
 }  // namespace composim

@@ -59,14 +59,7 @@ void load_params_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) input_error(path, "", "is a directory, not a parameter file");
   std::ifstream in(path);
   if (!in) input_error(path, "", "cannot open the parameter file");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    input_error(path, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
-  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
-    input_error(path, "", std::string("unreadable JSON: ") + e.what());
-  }
+  const nlohmann::json doc = parse_json_input(in, path);
   if (!doc.is_object() || !doc.contains("params") || !doc["params"].is_object())
     input_error(path, "top level", "expected an object with a \"params\" object of \"<model>.<parameter>\": value");
   // Besides "params", what people and `composim calibrate` write about a file; anything else

@@ -120,14 +120,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
   const std::string spec_file = o.collect && o.spec_file.empty() ? o.out_dir + "/sweep.json" : o.spec_file;
   std::ifstream in(spec_file);
   if (!in) input_error(spec_file, "", o.collect ? "no sweep.json here: was this directory written by `composim sweep --slurm`?" : "cannot open the sweep spec");
-  json spec;
-  try {
-    spec = json::parse(in);
-  } catch (const json::parse_error& e) {
-    input_error(spec_file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
-  } catch (const json::exception& e) {  // e.g. a number too large for a double
-    input_error(spec_file, "", std::string("unreadable JSON: ") + e.what());
-  }
+  json spec = parse_json_input(in, spec_file);
   if (!spec.is_object() || (!spec.contains("axes") && !spec.contains("points")))
     input_error(spec_file, "top level", "expected \"axes\" (an object of axis name -> list of values) and/or \"points\" (a list)");
   static const std::set<std::string> kTop = {"name", "description", "traces", "generate", "axes", "points", "run_args"};

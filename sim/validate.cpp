@@ -307,13 +307,7 @@ int validate(const ValidateOptions& o) {
     Case c;
     c.file = f;
     std::ifstream in(f);
-    try {
-      c.doc = json::parse(in);
-    } catch (const json::parse_error& e) {
-      input_error(f, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
-    } catch (const json::exception& e) {  // e.g. a number too large for a double
-      input_error(f, "", std::string("unreadable JSON: ") + e.what());
-    }
+    c.doc = parse_json_input(in, f);
     c.name = need_str(c.doc, "name", c, "top level");
     if (c.name.empty()) input_error(f, "name", "must not be empty");
     for (const auto& other : cases)
@@ -496,13 +490,7 @@ Case load_case_file(const std::string& file, const std::string& data) {
   if (fs::is_directory(file, ec)) input_error(file, "", "is a directory, not a case file");
   std::ifstream in(file);
   if (!in) input_error(file, "", "cannot open");
-  try {
-    c.doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    input_error(file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
-  } catch (const json::exception& e) {  // e.g. a number too large for a double
-    input_error(file, "", std::string("unreadable JSON: ") + e.what());
-  }
+  c.doc = parse_json_input(in, file);
   c.name = need_str(c.doc, "name", c, "top level");
   c.category = need_str(c.doc, "category", c, "top level");
   if (c.category != "collective" || need_str(need(c.doc, "run", c, "top level"), "kind", c, "run") != "collective")

@@ -155,3 +155,27 @@ TEST(Topology, Dot) {
   EXPECT_EQ(dot.rfind("graph", 0), 0u);
   EXPECT_NE(dot.find("gpu7"), std::string::npos);
 }
+
+// A key written twice in one object is an error naming where (JSON readers would keep the
+// last value: `"lanes": 16, "lanes": 1` silently made an x1 link). Also in parameter files.
+TEST(Topology, RepeatedKeyIsAnError) {
+  composim::testing::TempDir d;
+  std::string text = small().dump();
+  const std::string lanes = "\"lanes\":16";
+  const auto at = text.find(lanes);
+  ASSERT_NE(at, std::string::npos) << text;
+  text.insert(at + lanes.size(), ",\"lanes\":1");
+  const auto file = d.write("twice.json", text);
+  try {
+    topo::Topology::load(file);
+    FAIL() << "loaded a topology with a repeated key";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(file + ": links[0].lanes: the key \"lanes\" is given twice in this object"), std::string::npos) << e.what();
+  }
+  // Control: the same document without the repeat loads; an array of objects with the same
+  // keys is fine.
+  EXPECT_NO_THROW(topo::Topology::load(d.write("once.json", small().dump())));
+  composim::testing::expect_cli_error("collective --bytes 1M --topology dgx-a100 --params " +
+                                          d.write("p.json", R"({"params": {"collective.efficiency_LL128": 0.9, "collective.efficiency_LL128": 0.5}})"),
+                                      "p.json: params.collective.efficiency_LL128: the key \"collective.efficiency_LL128\" is given twice");
+}

@@ -298,15 +298,7 @@ Topology Topology::load(const std::string& name_or_path) {
   if (std::filesystem::is_directory(path)) input_error(path, "", "is a directory, not a topology file");
   std::ifstream in(path);
   if (!in) input_error(path, "", "cannot open for reading");
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    input_error(path, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
-  } catch (const json::exception& e) {  // e.g. a number too large for a double
-    input_error(path, "", std::string("unreadable JSON: ") + e.what());
-  }
-  return parse(doc, path);
+  return parse(parse_json_input(in, path), path);
 }
 
 namespace {
