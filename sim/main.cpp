@@ -10,6 +10,7 @@
 // Our own flags are parsed first; --cfg=... and --log=... are handed to SimGrid untouched.
 // Bad input exits with status 2 and one line naming the file and the place.
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/NetZone.hpp>
 #include <simgrid/version.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -218,6 +219,61 @@ double peak_rss_MiB() {
   return ru.ru_maxrss / 1024.0;
 }
 
+// SimGrid ends the process (abort) on a --cfg or --log value it cannot use. Those options
+// are tried first in a child process, which starts an engine and a zone with them (the
+// network model is chosen there); its first complaint becomes an input error here.
+void check_simgrid_options(const std::vector<char*>& args) {
+  std::string given;
+  for (size_t i = 1; i + 1 < args.size(); ++i)
+    if (std::strncmp(args[i], "--cfg", 5) == 0 || std::strncmp(args[i], "--log", 5) == 0)
+      if (i > 2) given += (given.empty() ? "" : " ") + std::string(args[i]);  // args[1..2] are ours
+  if (given.empty()) return;
+  int fds[2];
+  if (pipe(fds) != 0) return;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t child = fork();
+  if (child < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return;
+  }
+  if (child == 0) {
+    close(fds[0]);
+    dup2(fds[1], STDERR_FILENO);
+    dup2(fds[1], STDOUT_FILENO);
+    std::vector<char*> copy = args;
+    int argc = static_cast<int>(copy.size()) - 1;
+    try {
+      simgrid::s4u::Engine engine(&argc, copy.data());
+      simgrid::s4u::create_full_zone("probe")->seal();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      std::fflush(stderr);
+      _exit(3);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string said;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) said.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+  // SimGrid's own line: "[0.000000] ./src/xbt/log.cpp:368: [root/CRITICAL] Invalid control string 'foo'".
+  std::string why;
+  std::istringstream lines(said);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line.find("Backtrace") != std::string::npos || line.rfind("  ->", 0) == 0) continue;
+    const auto tag = line.find("] ", line.find("CRITICAL"));
+    why = line.find("CRITICAL") != std::string::npos && tag != std::string::npos ? line.substr(tag + 2) : line;
+    break;
+  }
+  input_error("", "--cfg/--log", "SimGrid refused \"" + given + "\": " + (why.empty() ? "it stopped the process" : why));
+}
+
 void start_engine(int argc_sg, std::vector<char*>& argv_sg) {
   static bool started = false;
   if (started) return;
@@ -228,6 +284,7 @@ void start_engine(int argc_sg, std::vector<char*>& argv_sg) {
   std::vector<char*> args{argv_sg[0], model, cross};
   for (int i = 1; i < argc_sg; ++i) args.push_back(argv_sg[i]);
   args.push_back(nullptr);
+  check_simgrid_options(args);
   int argc = static_cast<int>(args.size()) - 1;
   auto* engine = new simgrid::s4u::Engine(&argc, args.data());
   (void)engine;

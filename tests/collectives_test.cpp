@@ -627,3 +627,15 @@ TEST(Nvls, CalibrateRecoversItsEfficiencyAndLatency) {
   EXPECT_NEAR(fit["collective.base_latency_nvls_Simple_s"].get<double>(), 30e-6, 0.3e-6);
   EXPECT_FALSE(fit.contains("nvlink.payload_efficiency_gen4"));
 }
+
+// SimGrid aborts on a --cfg or --log value it cannot use; composim tries them first and
+// reports SimGrid's complaint as an input error (exit status 2), naming the option.
+TEST(CollectiveCommand, BadSimgridOptionsAreInputErrors) {
+  composim::testing::expect_cli_error("collective --bytes 1M --topology dgx-a100 --log=foo",
+                                      "--cfg/--log: SimGrid refused \"--log=foo\": Invalid control string 'foo'");
+  composim::testing::expect_cli_error("p2p --topology dgx-a100 --cfg=network/model:foo", "SimGrid refused \"--cfg=network/model:foo\": Model 'foo' is invalid");
+  composim::testing::expect_cli_error("collective --bytes 1M --topology dgx-a100 --cfg=foo:bar", "Bad config key: foo");
+  // Control: options SimGrid takes run as before.
+  const auto r = composim::testing::run_cli("collective --bytes 1M --topology dgx-a100 --cfg=network/crosstraffic:0 --log=root.thres:critical");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
