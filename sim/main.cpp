@@ -213,10 +213,12 @@ void make_parent_dirs(const std::string& file) {
   if (ec) input_error(file, "", "cannot create its directory: " + ec.message());
 }
 
+// The largest of this process and its children (a sweep simulates each size in a child).
 double peak_rss_MiB() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_maxrss / 1024.0;
+  rusage self{}, children{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  return std::max(self.ru_maxrss, children.ru_maxrss) / 1024.0;
 }
 
 // SimGrid ends the process (abort) on a --cfg or --log value it cannot use. Those options
@@ -462,6 +464,7 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
                                   " runs on the ring");
   start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
   const auto t0 = std::chrono::steady_clock::now();
+  o.jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
   const auto rows = sim::run_sweep(topology, o);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string title = std::string(collective::to_string(o.kind)) + " on " + std::to_string(o.gpus.size()) + " GPUs of " +

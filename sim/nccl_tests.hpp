@@ -21,6 +21,7 @@ struct SweepOptions {
   std::vector<int> gpus;  // topology nodes, rank order
   TunerChoices choices;  // --proto / --algo (NCCL_PROTO / NCCL_ALGO)
   int type_size_B = 4;
+  int jobs = 2;  // sizes simulated at once, each in a process of its own
 };
 
 struct SweepRow {
@@ -37,7 +38,9 @@ struct SweepRow {
 };
 
 // Runs the sweep. Must be called once per process, with the SimGrid engine created and
-// configured (sim/platform.hpp) and no platform built yet.
+// configured (sim/platform.hpp) and no platform built yet: each size is simulated in a
+// forked child of this process, which builds the platform it needs (o.jobs at once).
+// Throws InputError for bad input and std::runtime_error when a size's simulation fails.
 std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o);
 
 // Per-rank input bytes of a collective whose nccl-tests size is `size_B`.

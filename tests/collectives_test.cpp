@@ -639,3 +639,29 @@ TEST(CollectiveCommand, BadSimgridOptionsAreInputErrors) {
   const auto r = composim::testing::run_cli("collective --bytes 1M --topology dgx-a100 --cfg=network/crosstraffic:0 --log=root.thres:critical");
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
+
+// Each size of a sweep is simulated in a process of its own: a sweep's rows are the rows of
+// the same sizes run one at a time, to the printed digit.
+TEST(CollectiveCommand, SweepRowsEqualSizesRunAlone) {
+  composim::testing::TempDir d;
+  const std::string args = " --op all_reduce --gpus 8 --topology dgx1-v100";
+  auto r = composim::testing::run_cli("collective --bytes 256K:64M --step-factor 4" + args + " --out " + d.path() + "/all");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream csv(d.path() + "/all/collective.csv");
+  std::string line;
+  std::getline(csv, line);
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    const std::string size = line.substr(line.find(',', line.find(',') + 1) + 1, std::string::npos);
+    const std::string bytes = size.substr(0, size.find(','));
+    const auto alone = composim::testing::collective_row("--bytes " + bytes + args);
+    std::stringstream ss(line);
+    std::vector<std::string> f;
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    ASSERT_EQ(f.size(), alone.size());
+    EXPECT_EQ(f[5], alone[5]) << bytes << " B: time_us in the sweep and alone";
+    EXPECT_EQ(f[9], alone[9]) << bytes;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 5);  // 256K, 1M, 4M, 16M, 64M
+}
