@@ -10,7 +10,7 @@
 // Our own flags are parsed first; --cfg=... and --log=... are handed to SimGrid untouched.
 // Bad input exits with status 2 and one line naming the file and the place.
 #include <simgrid/s4u/Engine.hpp>
-#include <simgrid/s4u/NetZone.hpp>
+#include <simgrid/s4u.hpp>
 #include <simgrid/version.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -246,11 +246,21 @@ void check_simgrid_options(const std::vector<char*>& args) {
     dup2(fds[1], STDOUT_FILENO);
     std::vector<char*> copy = args;
     int argc = static_cast<int>(copy.size()) - 1;
-    try {
+    try {  // as a simulation uses the engine: a zone, split-duplex links, a route, a flow
       simgrid::s4u::Engine engine(&argc, copy.data());
-      simgrid::s4u::create_full_zone("probe")->seal();
+      auto* zone = simgrid::s4u::create_full_zone("probe");
+      auto* a = zone->create_host("a", 1e9)->seal();
+      auto* b = zone->create_host("b", 1e9)->seal();
+      auto* link = zone->create_split_duplex_link("l", 1e9)->set_latency(1e-6)->seal();
+      zone->add_route(a->get_netpoint(), b->get_netpoint(), nullptr, nullptr,
+                      {simgrid::s4u::LinkInRoute(link, simgrid::s4u::LinkInRoute::Direction::UP)}, false);
+      zone->seal();
+      auto comm = simgrid::s4u::Comm::sendto_init(a, b);
+      comm->set_payload_size(1 << 20);
+      comm->start();
+      engine.run();
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s\n", e.what());
+      std::fprintf(stderr, "\ncomposim-probe-error: %s\n", e.what());  // its first line is the reason
       std::fflush(stderr);
       _exit(3);
     }
@@ -264,15 +274,26 @@ void check_simgrid_options(const std::vector<char*>& args) {
   int status = 0;
   waitpid(child, &status, 0);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
-  // SimGrid's own line: "[0.000000] ./src/xbt/log.cpp:368: [root/CRITICAL] Invalid control string 'foo'".
-  std::string why;
+  // SimGrid's reason: its CRITICAL line ("[0.000000] ./src/xbt/log.cpp:368: [root/CRITICAL]
+  // Invalid control string 'foo'"), else the last line that is not a backtrace or an INFO
+  // line (an exception's message, written last).
+  std::string why, last;
+  if (const auto at = said.find("composim-probe-error: "); at != std::string::npos) {
+    const auto from = at + 22;
+    said = said.substr(from, said.find('\n', from) - from);  // the exception's first line
+  }
   std::istringstream lines(said);
   for (std::string line; std::getline(lines, line);) {
-    if (line.empty() || line.find("Backtrace") != std::string::npos || line.rfind("  ->", 0) == 0) continue;
-    const auto tag = line.find("] ", line.find("CRITICAL"));
-    why = line.find("CRITICAL") != std::string::npos && tag != std::string::npos ? line.substr(tag + 2) : line;
-    break;
+    if (line.empty() || line.find("Backtrace") != std::string::npos || line.rfind("  ->", 0) == 0 || line.find("/INFO]") != std::string::npos)
+      continue;
+    const auto critical = line.find("/CRITICAL] ");
+    if (critical != std::string::npos) {
+      why = line.substr(critical + 11);
+      break;
+    }
+    last = line;
   }
+  if (why.empty()) why = last;
   input_error("", "--cfg/--log", "SimGrid refused \"" + given + "\": " + (why.empty() ? "it stopped the process" : why));
 }
 

@@ -12,6 +12,8 @@
 #include <functional>
 #include <set>
 #include <stdexcept>
+#include <csignal>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -180,13 +182,18 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     if (running.size() == jobs) {
       reap(running.front());
       running.erase(running.begin());
+      if (!failure.empty() || !input_failure.empty()) break;  // start no other size
     }
     int fds[2];
     if (pipe(fds) != 0) throw std::runtime_error("cannot make a pipe for a size's simulation");
     std::fflush(nullptr);
+    const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) throw std::runtime_error("cannot fork a size's simulation");
     if (pid == 0) {
+      // Ends with this process however it ends (a signal to it alone included).
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(5);
       close(fds[0]);
       try {
         std::set<std::pair<int, int>> mine;

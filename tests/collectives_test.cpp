@@ -635,6 +635,12 @@ TEST(CollectiveCommand, BadSimgridOptionsAreInputErrors) {
                                       "--cfg/--log: SimGrid refused \"--log=foo\": Invalid control string 'foo'");
   composim::testing::expect_cli_error("p2p --topology dgx-a100 --cfg=network/model:foo", "SimGrid refused \"--cfg=network/model:foo\": Model 'foo' is invalid");
   composim::testing::expect_cli_error("collective --bytes 1M --topology dgx-a100 --cfg=foo:bar", "Bad config key: foo");
+  // Values that fail only once links and flows exist; SimGrid's reason, not an INFO line.
+  composim::testing::expect_cli_error("collective --bytes 1M:4M --topology dgx-a100 --cfg=network/bandwidth-factor:0",
+                                      "Bandwidth factor cannot be 0");
+  composim::testing::expect_cli_error("collective --bytes 1M --topology dgx-a100 --cfg=network/model:Constant", "there is no link in the Constant network model");
+  composim::testing::expect_cli_error("collective --bytes 1M --topology dgx-a100 --log=root.thres:info --cfg=network/latency-factor:abc",
+                                      "network/latency-factor:abc\": invalid double");
   // Control: options SimGrid takes run as before.
   const auto r = composim::testing::run_cli("collective --bytes 1M --topology dgx-a100 --cfg=network/crosstraffic:0 --log=root.thres:critical");
   EXPECT_EQ(r.exit_code, 0) << r.err;
