@@ -222,8 +222,8 @@ double peak_rss_MiB() {
 }
 
 // SimGrid ends the process (abort) on a --cfg or --log value it cannot use. Those options
-// are tried first in a child process, which starts an engine and a zone with them (the
-// network model is chosen there); its first complaint becomes an input error here.
+// are tried first in a child process, which uses them as a simulation does (an engine, a
+// split-duplex link, a route, one flow); SimGrid's complaint becomes an input error here.
 void check_simgrid_options(const std::vector<char*>& args) {
   std::string given;
   for (size_t i = 1; i + 1 < args.size(); ++i)

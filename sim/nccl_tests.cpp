@@ -114,7 +114,6 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
   CollectivePlanner planner(t);
   Runner run{t, o, {}, {}, nullptr, 0, 0, 0, {}, {}};
   const int n = static_cast<int>(o.gpus.size());
-  std::set<std::pair<int, int>> pairs;
   for (double size : o.sizes_B) {
     // nccl-tests' counts (common.cu's setupArgs, each test's getCollByteCount): the size in
     // whole elements, and for the operations that split it over the ranks, whole elements
@@ -125,7 +124,6 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     const double elems = std::floor(size / o.type_size_B), count = split ? std::floor(elems / n) : elems;
     const double moved_B = (split ? count * n : count) * o.type_size_B;
     auto p = planner.plan(o.kind, per_rank_input_B(o.kind, moved_B, n), o.gpus, o.choices);
-    for (const auto& f : p.flows) pairs.emplace(f.src, f.dst);
     SweepRow row;
     row.size_B = moved_B;
     row.count = count;
