@@ -543,9 +543,10 @@ void Replay::Impl::match_collectives() {
       int block = 0;
       if (replicated) {
         const bool world = comm.ranks.empty() || static_cast<int>(comm.ranks.size()) >= w.world_size;
-        const int group_size = world ? nranks : static_cast<int>(comm.ranks.size());
         // A communicator smaller than the job (tensor- or pipeline-parallel groups) keeps
-        // its size: the replicas are whole copies of it, so --ranks must be a multiple.
+        // its size: the replicas are whole copies of it, so --ranks must be a multiple. One
+        // rank alone runs every collective as a local copy.
+        const int group_size = world || nranks == 1 ? nranks : static_cast<int>(comm.ranks.size());
         if (!world && nranks % group_size != 0)
           input_error(w.source, "communicator \"" + comm.name + "\"",
                       "has " + std::to_string(group_size) + " of the trace's " + std::to_string(w.world_size) + " ranks, and " +

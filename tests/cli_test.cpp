@@ -793,7 +793,7 @@ TEST(Cli, OutputsUseTheTracesRanks) {
 }
 
 // A trace of 8 ranks in tensor-parallel groups of 4 replicates in whole groups: --ranks 6
-// would leave a group of 2 and is refused; --ranks 4 and 8 run.
+// would leave a group of 2 and is refused; --ranks 1, 4 and 8 run.
 TEST(Cli, BadInputRanksNotAMultipleOfASubCommunicator) {
   TempDir tmp;
   json t = read_json(example(0));
@@ -811,7 +811,7 @@ TEST(Cli, BadInputRanksNotAMultipleOfASubCommunicator) {
   EXPECT_NE(bad.err.find("has 4 of the trace's 8 ranks, and 6 ranks (--ranks) cannot be made of whole copies of it: give a multiple of 4"),
             std::string::npos)
       << bad.err;
-  for (const char* n : {"4", "8"}) {
+  for (const char* n : {"1", "4", "8"}) {  // one rank: every collective a local copy
     const CliResult ok = run_cli("run --trace " + q(tp) + " --ranks " + n + " --topology composable-falcon4016");
     EXPECT_EQ(ok.exit_code, 0) << n << ": " << ok.err;
   }
