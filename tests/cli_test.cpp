@@ -882,6 +882,21 @@ std::pair<CliResult, std::string> run_edited_ir(const TempDir& tmp, const std::s
 }
 }  // namespace
 
+// The IR is composim's own JSON, which people edit: a key given twice is an error naming
+// where, as in topologies ("world_size": 2, "world_size": 4 would keep 4 silently).
+TEST(Cli, BadInputIrRepeatedKey) {
+  TempDir tmp;
+  const std::string ir = tmp.path() + "/r0.ir.json";
+  ASSERT_EQ(run_cli("import " + q(example(0)) + " --out " + q(ir)).exit_code, 0);
+  std::string text = slurp(ir);
+  const auto at = text.find("\"world_size\"");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "\"world_size\": 4, ");
+  const std::string twice = tmp.write("twice.ir.json", text);
+  const CliResult r = run_cli("run --trace " + q(twice) + " --topology composable-falcon4016");
+  expect_input_error(r, twice + ": world_size: the key \"world_size\" is given twice in this object");
+}
+
 // An IR file is checked for what the replay relies on, and its errors name the IR file (not
 // the trace it was imported from) and the place in it.
 TEST(Cli, BadInputIrStepsSequenceNumbersAndCycles) {
