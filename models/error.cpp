@@ -15,8 +15,9 @@ void input_error(std::string_view file, std::string_view place, std::string_view
   throw InputError(msg);
 }
 
-nlohmann::json parse_json_input(std::istream& in, const std::string& file) {
-  using json = nlohmann::json;
+namespace {
+template <class json>
+json parse_checked(std::istream& in, const std::string& file) {
   // The containers being read, outermost first: an object's keys so far and its current
   // key, or an array's current index; they make the path of a repeated key.
   struct Frame {
@@ -34,24 +35,24 @@ nlohmann::json parse_json_input(std::istream& in, const std::string& file) {
   auto element = [&] {
     if (!open.empty() && open.back().array) ++open.back().index;
   };
-  const json::parser_callback_t check = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+  const typename json::parser_callback_t check = [&](int /*depth*/, nlohmann::detail::parse_event_t event, json& parsed) {
     switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
+      case nlohmann::detail::parse_event_t::object_start:
+      case nlohmann::detail::parse_event_t::array_start:
         element();
-        open.push_back({event == json::parse_event_t::array_start, -1, {}, {}});
+        open.push_back({event == nlohmann::detail::parse_event_t::array_start, -1, {}, {}});
         break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
+      case nlohmann::detail::parse_event_t::object_end:
+      case nlohmann::detail::parse_event_t::array_end:
         if (!open.empty()) open.pop_back();
         break;
-      case json::parse_event_t::key: {
+      case nlohmann::detail::parse_event_t::key: {
         Frame& f = open.back();
-        f.key = parsed.get<std::string>();
+        f.key = parsed.template get<std::string>();
         if (!f.keys.insert(f.key).second) input_error(file, path(), "the key \"" + f.key + "\" is given twice in this object");
         break;
       }
-      case json::parse_event_t::value:
+      case nlohmann::detail::parse_event_t::value:
         element();
         break;
     }
@@ -59,11 +60,18 @@ nlohmann::json parse_json_input(std::istream& in, const std::string& file) {
   };
   try {
     return json::parse(in, check);
-  } catch (const json::parse_error& e) {
+  } catch (const typename json::parse_error& e) {
     input_error(file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
-  } catch (const json::exception& e) {  // e.g. a number too large for a double
+  } catch (const typename json::exception& e) {  // e.g. a number too large for a double
     input_error(file, "", std::string("unreadable JSON: ") + e.what());
   }
+}
+}  // namespace
+
+nlohmann::json parse_json_input(std::istream& in, const std::string& file) { return parse_checked<nlohmann::json>(in, file); }
+
+nlohmann::ordered_json parse_ordered_json_input(std::istream& in, const std::string& file) {
+  return parse_checked<nlohmann::ordered_json>(in, file);
 }
 
 }  // namespace composim

@@ -31,5 +31,7 @@ class InputError : public std::runtime_error {
 // JSON cannot hold, and for a key given twice in one object (with its path, e.g.
 // links[3].lanes): JSON readers keep the last value silently, which would hide a typo.
 nlohmann::json parse_json_input(std::istream& in, const std::string& file);
+// The same, keeping the document's order of keys (a sweep's axes).
+nlohmann::ordered_json parse_ordered_json_input(std::istream& in, const std::string& file);
 
 }  // namespace composim

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -40,6 +41,14 @@ std::string resolve_trace(const std::string& trace, const std::string& data_dir)
 // What tells that a file changed: its size and modification time (null when it is absent).
 json file_stamp(const std::string& path) {
   std::error_code ec;
+  if (fs::is_directory(path, ec)) {  // a directory of traces: every file in it, by name
+    std::map<std::string, json> entries;
+    for (const auto& e : fs::directory_iterator(path, ec))
+      if (e.is_regular_file(ec)) entries.emplace(e.path().filename().string(), file_stamp(e.path().string()));
+    json stamps = json::object();
+    for (auto& [name, stamp] : entries) stamps[name] = std::move(stamp);
+    return stamps;
+  }
   if (!fs::is_regular_file(path, ec)) return nullptr;
   return {{"size", static_cast<long long>(fs::file_size(path, ec))},
           {"mtime", static_cast<long long>(fs::last_write_time(path, ec).time_since_epoch().count())}};
@@ -120,7 +129,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
   const std::string spec_file = o.collect && o.spec_file.empty() ? o.out_dir + "/sweep.json" : o.spec_file;
   std::ifstream in(spec_file);
   if (!in) input_error(spec_file, "", o.collect ? "no sweep.json here: was this directory written by `composim sweep --slurm`?" : "cannot open the sweep spec");
-  json spec = parse_json_input(in, spec_file);
+  json spec = parse_ordered_json_input(in, spec_file);
   if (!spec.is_object() || (!spec.contains("axes") && !spec.contains("points")))
     input_error(spec_file, "top level", "expected \"axes\" (an object of axis name -> list of values) and/or \"points\" (a list)");
   static const std::set<std::string> kTop = {"name", "description", "traces", "generate", "axes", "points", "run_args"};
@@ -289,6 +298,8 @@ int run_sweep_spec(const SweepRunOptions& o) {
     if (json stamp = file_stamp(resolve_trace(p.params.value("trace", ""), o.data_dir)); !stamp.is_null()) identity["trace_file"] = stamp;
     if (p.params.contains("topology"))
       if (json stamp = file_stamp(p.params["topology"].get<std::string>()); !stamp.is_null()) identity["topology_file"] = stamp;
+    for (const auto& arg : run_args)  // files the run arguments name (--params p.json)
+      if (json stamp = file_stamp(arg); !stamp.is_null()) identity["run_arg_files"][arg] = stamp;
     json stored;
     if (std::ifstream f(params_file); f) {
       try {

@@ -1582,6 +1582,36 @@ TEST(Cli, SweepResumeRerunsChangedTopologyAndBrokenOutput) {
   EXPECT_EQ(reused(), 1);
 }
 
+// results.csv keeps the spec's order of axes (columns, and the last axis varies fastest),
+// and a point is run again when a file its run arguments name changes (--params p.json).
+TEST(Cli, SweepKeepsAxisOrderAndWatchesRunArgFiles) {
+  TempDir d;
+  const std::string out = d.path() + "/out", params = d.path() + "/p.json";
+  std::ofstream(params) << R"({"params": {"pcie.link.efficiency": 0.9}})";
+  const std::string spec = R"({"name": "t", "traces": [")" + example(0) + R"("], "run_args": ["--params", ")" + params + R"("],
+    "generate": {"gpus": 4, "gpu_model": "V100-PCIe-32GB", "levels": 1, "fanout": 4},
+    "axes": {"ranks": [1, 2], "length_m": [1, 5]}})";
+  const std::string file = d.write("spec.json", spec);
+  CliResult r = run_cli("sweep " + q(file) + " --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(0 reused from an earlier run, 0 failed)"), std::string::npos) << r.out;
+  auto lines = lines_of(slurp(out + "/results.csv"));
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[0].rfind("point,ranks,length_m,", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1].rfind("0,1,1,", 0), 0u) << lines[1];
+  EXPECT_EQ(lines[2].rfind("1,1,5,", 0), 0u) << lines[2];
+  const auto before = read_csv(out + "/results.csv");
+  // Same spec, other parameter values in the file it names: every point runs again.
+  fs::last_write_time(params, fs::last_write_time(params) - std::chrono::hours(1));
+  std::ofstream(params) << R"({"params": {"pcie.link.efficiency": 0.3}})";
+  r = run_cli("sweep " + q(file) + " --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(0 reused from an earlier run, 0 failed)"), std::string::npos) << r.out;
+  const auto after = read_csv(out + "/results.csv");
+  ASSERT_EQ(after.size(), before.size());
+  EXPECT_GT(std::stod(after[0].at("predicted_iteration_s")), std::stod(before[0].at("predicted_iteration_s")));
+}
+
 // results.csv is RFC 4180: a label with a comma or a quote is one quoted field, as given
 // in the spec (it used to become "a; b").
 TEST(Cli, SweepResultsQuoteLabels) {
