@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <unistd.h>
+#include <cstring>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -436,6 +439,34 @@ void write_files_atomically(const std::string& dir, const std::map<std::string, 
   write_streams_atomically(dir, writers);
 }
 
+namespace {
+// Temporary files being written, removed if SIGINT or SIGTERM ends the process meanwhile
+// (a timeline of gigabytes would otherwise stay behind as .timeline.json.tmp).
+constexpr int kMaxStaged = 16;
+char staged_paths[kMaxStaged][4096];
+volatile std::sig_atomic_t staged_count = 0;
+void remove_staged_and_die(int sig) {
+  for (int i = 0; i < staged_count; ++i) unlink(staged_paths[i]);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+// While alive, the process removes the staged files on SIGINT or SIGTERM.
+struct StagedGuard {
+  void (*old_int)(int), (*old_term)(int);
+  StagedGuard() : old_int(std::signal(SIGINT, remove_staged_and_die)), old_term(std::signal(SIGTERM, remove_staged_and_die)) {}
+  ~StagedGuard() {
+    std::signal(SIGINT, old_int);
+    std::signal(SIGTERM, old_term);
+    staged_count = 0;
+  }
+  void add(const std::string& path) {
+    if (staged_count >= kMaxStaged || path.size() >= sizeof staged_paths[0]) return;
+    std::memcpy(staged_paths[staged_count], path.c_str(), path.size() + 1);
+    staged_count = staged_count + 1;
+  }
+};
+}  // namespace
+
 void write_streams_atomically(const std::string& dir, const std::map<std::string, FileWriter>& files) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -443,12 +474,14 @@ void write_streams_atomically(const std::string& dir, const std::map<std::string
   if (ec) input_error(dir, "", "cannot create output directory: " + ec.message());
   for (const auto& [name, content] : files) check_replaceable((fs::path(dir) / name).string(), "output file");
   std::vector<std::pair<fs::path, fs::path>> staged;
+  StagedGuard guard;
   auto cleanup = [&] {
     for (const auto& [tmp, final_path] : staged) fs::remove(tmp, ec);
   };
   for (const auto& [name, write] : files) {
     const fs::path final_path = write_target(fs::path(dir) / name);
     const fs::path tmp = final_path.parent_path() / ("." + final_path.filename().string() + ".tmp");
+    guard.add(tmp.string());
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     staged.emplace_back(tmp, final_path);
     if (out) write(out);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "models/error.hpp"
@@ -374,12 +376,31 @@ int run_sweep_spec(const SweepRunOptions& o) {
                  std::string(width - filled, '.').c_str(), d, total);
     std::fflush(stderr);
   };
+  // std::system ignores SIGINT and SIGQUIT in this process while a point runs, so Ctrl-C
+  // reaches only the points' processes: a point ended by SIGINT or SIGTERM (or a shell
+  // reporting it, status 128 + signal) stops the sweep, and nothing is reported as failed.
+  std::atomic<bool> interrupted{false};
+  auto by_signal = [](int rc) {
+    if (rc == -1) return false;
+    if (WIFSIGNALED(rc)) return WTERMSIG(rc) == SIGINT || WTERMSIG(rc) == SIGTERM;
+    return WIFEXITED(rc) && (WEXITSTATUS(rc) == 128 + SIGINT || WEXITSTATUS(rc) == 128 + SIGTERM);
+  };
   std::vector<std::thread> pool;
   for (int j = 0; j < std::max(1, o.jobs); ++j)
     pool.emplace_back([&] {
-      for (size_t i = next++; i < points.size(); i = next++) {
+      for (size_t i = next++; i < points.size() && !interrupted; i = next++) {
         SweepPoint& p = points[i];
-        if (!o.collect && !p.reused && p.error.empty() && std::system(commands[i].c_str()) != 0) {
+        if (o.collect || p.reused || !p.error.empty()) {
+          ++done;
+          progress();
+          continue;
+        }
+        const int rc = std::system(commands[i].c_str());
+        if (by_signal(rc)) {
+          interrupted = true;
+          break;
+        }
+        if (rc != 0) {
           std::ofstream(p.dir + "/failed") << "1\n";
           std::ifstream log(p.dir + "/log.txt");
           std::string line, last;
@@ -393,6 +414,11 @@ int run_sweep_spec(const SweepRunOptions& o) {
     });
   for (auto& t : pool) t.join();
   if (tty) std::fprintf(stderr, "\n");
+  if (interrupted) {
+    std::fprintf(stderr, "composim: sweep interrupted after %zu of %zu points; results.csv not written (the same command resumes it)\n",
+                 done.load(), total);
+    return 130;
+  }
   if (o.task >= 0) {
     std::printf("sweep task %d of %d done\n", o.task, o.tasks);
     return 0;  // --collect writes results.csv once every task has run
@@ -425,7 +451,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
       row += ",,,,,,,,," + csv_field(e);
       ++failed;
     }
-    reused += p.reused;
+    reused += p.reused && p.error.empty();  // a reused point whose summary is unreadable counts as failed only
     csv += row + "\n";
   }
   write_files_atomically(o.out_dir, {{"results.csv", csv}});

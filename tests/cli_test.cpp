@@ -1612,6 +1612,24 @@ TEST(Cli, SweepKeepsAxisOrderAndWatchesRunArgFiles) {
   EXPECT_GT(std::stod(after[0].at("predicted_iteration_s")), std::stod(before[0].at("predicted_iteration_s")));
 }
 
+// --collect counts each point once: a finished point whose summary is later broken is
+// failed, not also finished (12 points: 11 finished, 1 failed).
+TEST(Cli, SweepCollectCountsEachPointOnce) {
+  TempDir d;
+  const std::string out = d.path() + "/s";
+  json small = read_json(source_dir() + "/tests/data/sweep-small.json");
+  small["traces"] = json::array({example(0)});
+  const std::string spec = d.write("small.json", small.dump());
+  CliResult r = run_cli("sweep " + q(spec) + " --out " + q(out) + " --slurm --tasks 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli("sweep " + q(out + "/sweep.json") + " --out " + q(out) + " --task 0 --tasks 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ofstream(out + "/points/0/out/summary.json") << "{\"predicted";
+  r = run_cli("sweep --collect " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("12 points (11 finished, 1 failed or not run)"), std::string::npos) << r.out;
+}
+
 // results.csv is RFC 4180: a label with a comma or a quote is one quoted field, as given
 // in the spec (it used to become "a; b").
 TEST(Cli, SweepResultsQuoteLabels) {
