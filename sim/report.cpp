@@ -407,6 +407,13 @@ void write_timeline_json(std::ostream& out, const std::vector<Workload>& workloa
   out << "\n]}\n";
 }
 
+std::string csv_field(const std::string& v) {
+  if (v.find_first_of(",\"\r\n") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
 void check_replaceable(const std::string& path, std::string_view place) {
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -73,6 +73,9 @@ std::pair<std::string, double> busiest_link(const ReplayResult& result, const to
 void write_timeline_json(std::ostream& out, const std::vector<trace::Workload>& workloads, const ReplayResult& result,
                          const topo::Topology& topology);
 
+// One CSV field (RFC 4180): quoted when it holds a comma, quote or line break.
+std::string csv_field(const std::string& value);
+
 // check_replaceable()
 //
 // Throws InputError naming `path` and `place` unless `path` is absent or a regular file:

@@ -27,14 +27,6 @@ using json = nlohmann::ordered_json;  // axes keep the spec's order
 
 namespace {
 
-// One CSV field (RFC 4180): quoted when it holds a comma, quote or line break.
-std::string csv_field(const std::string& v) {
-  if (v.find_first_of(",\"\r\n") == std::string::npos) return v;
-  std::string out = "\"";
-  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 // A spec's trace path: "{data}/..." is under the shared data folder.
 std::string resolve_trace(const std::string& trace, const std::string& data_dir) {
   return trace.rfind("{data}/", 0) == 0 ? data_dir + trace.substr(6) : trace;

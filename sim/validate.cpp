@@ -445,10 +445,11 @@ int validate(const ValidateOptions& o) {
       json pts = json::array();
       for (const auto& p : c.points) {
         if (!std::isfinite(p.predicted)) continue;
-        char line[512];
-        std::snprintf(line, sizeof line, "%s,%s,%s,%s,%s,%.9g,%.9g,%.4f,%.1f,%d,%s\n", c.name.c_str(), c.category.c_str(), p.label.c_str(),
-                      p.metric.c_str(), p.unit.c_str(), p.measured, p.predicted, p.error_pct(), p.tolerance_pct, p.within() ? 1 : 0, c.status.c_str());
-        csv += line;
+        char numbers[160];
+        std::snprintf(numbers, sizeof numbers, ",%.9g,%.9g,%.4f,%.1f,%d,", p.measured, p.predicted, p.error_pct(), p.tolerance_pct,
+                      p.within() ? 1 : 0);
+        csv += csv_field(c.name) + "," + csv_field(c.category) + "," + csv_field(p.label) + "," + csv_field(p.metric) + "," +
+               csv_field(p.unit) + numbers + csv_field(c.status) + "\n";
         pts.push_back({{"point", p.label}, {"metric", p.metric}, {"unit", p.unit}, {"measured", p.measured}, {"predicted", p.predicted},
                        {"error_pct", p.error_pct()}, {"tolerance_pct", p.tolerance_pct}});
       }
@@ -458,12 +459,22 @@ int validate(const ValidateOptions& o) {
     std::map<std::string, std::string> files_out = {{"report.csv", csv}, {"report.json", report.dump(1) + "\n"}};
     write_files_atomically(o.out_dir, files_out);
     const std::string script = std::string(COMPOSIM_SOURCE_DIR) + "/plots/validation.py";
+    // An earlier run's plot would not match this report: it goes first.
+    std::error_code ec;
+    for (const char* old_plot : {"/report.png", "/report.pdf"}) fs::remove(o.out_dir + old_plot, ec);
     if (fs::exists(script) && fs::exists("/usr/bin/python3")) {
-      const std::string cmd = "/usr/bin/python3 " + shell_quote(script) + " " + shell_quote(o.out_dir + "/report.csv") + " " + shell_quote(o.out_dir + "/report.png") + " >/dev/null 2>&1";
+      const std::string log = o.out_dir + "/.report-plot.log";
+      const std::string cmd = "/usr/bin/python3 " + shell_quote(script) + " " + shell_quote(o.out_dir + "/report.csv") + " " +
+                              shell_quote(o.out_dir + "/report.png") + " >" + shell_quote(log) + " 2>&1";
       const int rc = std::system(cmd.c_str());
+      std::string why;  // the plot script's last line says why it drew nothing
+      if (std::ifstream in(log); in)
+        for (std::string line; std::getline(in, line);)
+          if (!line.empty()) why = line;
+      fs::remove(log, ec);
       if (rc == 0) std::printf("\nwrote %s/report.csv, report.json, report.png\n", o.out_dir.c_str());
       else if (WIFEXITED(rc) && WEXITSTATUS(rc) == 2) std::printf("\nwrote %s/report.csv, report.json (no plot: no points)\n", o.out_dir.c_str());
-      else std::printf("\nwrote %s/report.csv, report.json (no plot: /usr/bin/python3 with matplotlib is needed)\n", o.out_dir.c_str());
+      else std::printf("\nwrote %s/report.csv, report.json (no plot: %s)\n", o.out_dir.c_str(), why.empty() ? "the plot script failed" : why.c_str());
     } else {
       std::printf("\nwrote %s/report.csv, report.json\n", o.out_dir.c_str());
     }

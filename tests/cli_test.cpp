@@ -1435,7 +1435,7 @@ TEST(Cli, ValidateSkipsMissingInputsAndFailsOutOfTolerance) {
   // The 8-GPU vTrain case passes at 10%; the same case at 0.5% tolerance fails the run.
   auto doc = nlohmann::json::parse(std::ifstream(cases + "/vtrain-v100-8gpu-allreduce.json"));
   doc["tolerance"]["busbw_pct"] = 0.5;
-  doc["name"] = "tight";
+  doc["name"] = "tight, \"0.5%\"";  // report.csv quotes it (RFC 4180)
   const auto tight = d.write("tight.json", doc.dump());
   r = composim::testing::run_cli("validate --cases " + cases + "/vtrain-v100-8gpu-allreduce.json " + tight + " --data " +
                                  composim::testing::shared_data() + " --out " + d.path() + "/report");
@@ -1443,7 +1443,10 @@ TEST(Cli, ValidateSkipsMissingInputsAndFailsOutOfTolerance) {
   EXPECT_NE(r.out.find("vtrain-v100-8gpu-allreduce"), std::string::npos);
   EXPECT_NE(r.out.find("tight"), std::string::npos);
   EXPECT_NE(r.out.find("fail"), std::string::npos) << r.out;
-  EXPECT_TRUE(std::filesystem::exists(d.path() + "/report/report.csv"));
+  const auto rows = read_csv(d.path() + "/report/report.csv");
+  ASSERT_EQ(rows.size(), 22u);  // 11 sizes per case
+  EXPECT_EQ(rows.back().at("case"), "tight, \"0.5%\"");
+  EXPECT_EQ(rows.back().at("status"), "fail");
   auto report = nlohmann::json::parse(std::ifstream(d.path() + "/report/report.json"));
   EXPECT_EQ(report["summary"]["collective"]["cases"], 2);
   EXPECT_EQ(report["summary"]["collective"]["fail"], 1);
