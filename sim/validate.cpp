@@ -361,6 +361,15 @@ int validate(const ValidateOptions& o) {
       continue;
     }
     if (c.run_error.empty()) read_predictions(c);
+    if (c.run_error.empty()) {  // every measured point needs a prediction: a missing one is no error of 0%
+      std::string missing;
+      size_t n_missing = 0;
+      for (const auto& p : c.points)
+        if (!std::isfinite(p.predicted) && n_missing++ < 3) missing += (missing.empty() ? "" : ", ") + p.label;
+      if (n_missing > 0)
+        c.run_error = "no prediction for " + std::to_string(n_missing) + " measured point(s) (" + missing + (n_missing > 3 ? ", ..." : "") +
+                      "): the run does not produce them (a size off its sweep, or a run kind that does not fit the measured table)";
+    }
     if (!c.run_error.empty()) {
       c.status = "error";
       continue;

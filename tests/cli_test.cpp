@@ -1424,6 +1424,22 @@ TEST(Cli, ValidateRejectsMalformedMeasuredTables) {
                                       csv + ": row 2: 2 fields where the header has 4");
 }
 
+// A measured size that the case's run does not produce (3 MiB, off the power-of-two sweep)
+// is an error row naming it, never a 0% error.
+TEST(Cli, ValidateReportsMeasuredPointsWithoutPrediction) {
+  TempDir d;
+  const std::string cases = source_dir() + "/validation/cases";
+  fs::create_directories(d.path() + "/data/measured");
+  std::ofstream(d.path() + "/data/measured/nccl_tests.csv")
+      << "source_id,bytes,time_us,busbw_GBps\n"
+      << "llm_insights_dgxa100_4gpu_nvswitch,1048576,20,78.6\n"
+      << "llm_insights_dgxa100_4gpu_nvswitch,2097152,30,104.8\n"
+      << "llm_insights_dgxa100_4gpu_nvswitch,3145728,40,117.9\n";
+  const CliResult r = run_cli("validate --cases " + q(cases + "/nccl-dgxa100-4gpu-nvswitch.json") + " --data " + q(d.path() + "/data"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("error: no prediction for 1 measured point(s) (3145728 B)"), std::string::npos) << r.out;
+}
+
 TEST(Cli, ValidateSkipsMissingInputsAndFailsOutOfTolerance) {
   composim::testing::TempDir d;
   const std::string cases = composim::testing::source_dir() + "/validation/cases";
