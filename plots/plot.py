@@ -124,13 +124,14 @@ def iterations(d):
 
 def main(d):
     if not os.path.isdir(d):
-        print(f"composim: error: {d}: no such directory", file=sys.stderr)
+        why = "not a directory (give the --out directory of run, sweep or validate)" if os.path.exists(d) else "no such directory"
+        print(f"composim: error: {d}: {why}", file=sys.stderr)
         return 2
     done = 0
     if os.path.exists(os.path.join(d, "results.csv")):
         done += 1
         if sweep(d):
-            return 1
+            return 2
     if os.path.exists(os.path.join(d, "links.csv")):
         done += 1
         links(d)

@@ -1696,6 +1696,12 @@ TEST(Cli, PlotQuotesItsDirectoryAndRejectsForeignCsv) {
   EXPECT_FALSE(fs::exists(d.path() + "/pwned"));
   std::ofstream(dir + "/results.csv") << "garbage\n1\n";
   composim::testing::expect_cli_error("plot " + q(dir), "a CSV there is not composim output");
+  // A sweep without one successful point, and a file given for the directory: bad input (2).
+  const std::string failed = d.path() + "/failed";
+  fs::create_directories(failed);
+  std::ofstream(failed + "/results.csv") << "point,ranks,predicted_iteration_s,error\n0,2,,no trace\n";
+  composim::testing::expect_cli_error("plot " + q(failed), "results.csv: no successful point to plot");
+  composim::testing::expect_cli_error("plot " + q(failed + "/results.csv"), "results.csv: not a directory");
 }
 
 // Flags and files whose values would be silently ignored are errors.
