@@ -199,8 +199,9 @@ int run_sweep_spec(const SweepRunOptions& o) {
     if (spec.contains("points")) p.labels.emplace_back("label", "");
     points.push_back(std::move(p));
   }
-  // Explicit points, after the product: {"label": ..., parameters...}; axis columns keep
-  // the base values' labels ("-" for an axis the point does not set).
+  // Explicit points, after the product: {"label": ..., parameters...}; an axis the point
+  // does not set shows the point's label (so a plot draws it as a series of its own), or
+  // "-" without one.
   if (spec.contains("points"))
     for (size_t k = 0; k < spec["points"].size(); ++k) {
       const json& v = spec["points"][k];
@@ -209,7 +210,14 @@ int run_sweep_spec(const SweepRunOptions& o) {
       if (v.contains("label") && !v["label"].is_string()) input_error(spec_file, "points[" + std::to_string(k) + "]", "\"label\" must be a string");
       SweepPoint p;
       p.index = points.size();
-      p.params = base;
+      // A point that names its own topology takes only the trace from the base: "generate"
+      // describes the topologies the sweep builds, not this one.
+      if (v.contains("topology")) {
+        p.params = json::object();
+        if (base.contains("trace")) p.params["trace"] = base["trace"];
+      } else {
+        p.params = base;
+      }
       for (auto it = v.begin(); it != v.end(); ++it)
         if (it.key() != "label") p.params[it.key()] = *it;
       for (const auto& a : axes) {

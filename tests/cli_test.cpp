@@ -1631,6 +1631,24 @@ TEST(Cli, SweepKeepsAxisOrderAndWatchesRunArgFiles) {
   EXPECT_GT(std::stod(after[0].at("predicted_iteration_s")), std::stod(before[0].at("predicted_iteration_s")));
 }
 
+// A spec may build topologies ("generate" with axes) and add points that name a topology
+// of their own: "generate" does not apply to those (it was merged in, then refused).
+TEST(Cli, SweepGenerateWithExplicitTopologyPoints) {
+  TempDir d;
+  const json spec = {{"name", "t"},
+                     {"traces", {example(0)}},
+                     {"generate", {{"gpus", 4}, {"gpu_model", "V100-PCIe-32GB"}, {"levels", 1}, {"fanout", 4}}},
+                     {"axes", {{"ranks", {2}}}},
+                     {"points", {{{"label", "shipped"}, {"topology", shipped_topology("pcie-8gpu-gen3")}, {"ranks", 2}}}}};
+  const CliResult r = run_cli("sweep " + q(d.write("spec.json", spec.dump())) + " --out " + q(d.path() + "/out"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("2 points (0 reused from an earlier run, 0 failed)"), std::string::npos) << r.out;
+  const auto rows = read_csv(d.path() + "/out/results.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].at("label"), "shipped");
+  EXPECT_NE(rows[0].at("busiest_link"), rows[1].at("busiest_link"));  // two different topologies ran
+}
+
 // --collect counts each point once: a finished point whose summary is later broken is
 // failed, not also finished (12 points: 11 finished, 1 failed).
 TEST(Cli, SweepCollectCountsEachPointOnce) {
