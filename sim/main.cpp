@@ -937,11 +937,15 @@ int main(int argc, char** argv) {
       if (val_cmd->count("--out") && val.out_dir.empty()) input_error("", "--out", "needs a directory");
       if (val.cases.empty()) val.cases.push_back(std::string(COMPOSIM_SOURCE_DIR) + "/validation/cases");
       val.composim = sim::self_executable(argv[0]);
+      if (!val.out_dir.empty())  // before the cases run, not after
+        if (std::error_code ec; std::filesystem::exists(val.out_dir, ec) && !std::filesystem::is_directory(val.out_dir, ec))
+          input_error(val.out_dir, "--out", "exists and is not a directory");
       return sim::validate(val);
     }
     if (*sweep_cmd) {
       if (!collect_dir.empty()) {
         if (!sw.spec_file.empty() || !sw.out_dir.empty()) input_error("", "--collect", "takes only the sweep directory (no SPEC, no --out)");
+        if (sw.slurm || sw.task >= 0 || sw.tasks > 0) input_error("", "--collect", "goes without --slurm, --task and --tasks (it only merges results)");
         sw.collect = true;
         sw.out_dir = collect_dir;
       } else if (sw.spec_file.empty() || sw.out_dir.empty()) {

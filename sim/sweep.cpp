@@ -162,6 +162,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
   const json& axes_doc = spec.contains("axes") ? spec["axes"] : no_axes;
   for (auto it = axes_doc.begin(); it != axes_doc.end(); ++it) {
     if (!it->is_array() || it->empty()) input_error(spec_file, "axes." + it.key(), "expected a non-empty list of values");
+    if (it.key() == "label") input_error(spec_file, "axes.label", "\"label\" names a point or an axis value; it is not an axis");
     for (const auto& v : *it)
       if (v.is_object()) check_keys(v, "axes." + it.key());
       else if (!kKnown.count(it.key())) input_error(spec_file, "axes." + it.key(), "unknown parameter (scalar axes name a parameter)");
@@ -251,6 +252,13 @@ int run_sweep_spec(const SweepRunOptions& o) {
     if (p.params.contains("compose") && !p.params["compose"].is_string()) input_error(spec_file, place, "\"compose\" must be a string like host0=gpu0-3");
     if (p.params.contains("topology")) {
       if (!p.params["topology"].is_string()) input_error(spec_file, place, "\"topology\" must be a shipped name or a file");
+      {  // a missing topology is the spec's error, before anything runs (as a missing trace)
+        const std::string t = p.params["topology"].get<std::string>();
+        const auto shipped = topo::Topology::shipped_names();
+        std::error_code ec;
+        if (!fs::is_regular_file(t, ec) && std::find(shipped.begin(), shipped.end(), t) == shipped.end())
+          input_error(spec_file, place, "topology \"" + t + "\" is neither a file (relative to the working directory) nor a shipped topology");
+      }
       // A given topology is run as it is: generator parameters would only label the row.
       static const std::set<std::string> kWithTopology = {"topology", "trace", "ranks", "compose", "label"};
       for (auto it = p.params.begin(); it != p.params.end(); ++it)

@@ -1649,6 +1649,23 @@ TEST(Cli, SweepGenerateWithExplicitTopologyPoints) {
   EXPECT_NE(rows[0].at("busiest_link"), rows[1].at("busiest_link"));  // two different topologies ran
 }
 
+// Spec and flag mistakes found before anything runs: a missing topology (as a missing
+// trace), an axis named "label", --collect with --slurm; validate --out on a file.
+TEST(Cli, SweepAndValidateRefuseBadInputEarly) {
+  TempDir d;
+  const json missing = {{"name", "t"}, {"traces", {example(0)}}, {"points", {{{"topology", d.path() + "/nope.json"}, {"ranks", 1}}}}};
+  composim::testing::expect_cli_error("sweep " + q(d.write("m.json", missing.dump())) + " --out " + q(d.path() + "/o1"),
+                                      "point 0: topology \"" + d.path() + "/nope.json\" is neither a file");
+  EXPECT_FALSE(fs::exists(d.path() + "/o1/points"));
+  const json label_axis = {{"name", "t"}, {"traces", {example(0)}}, {"axes", {{"label", {"a", "b"}}}}};
+  composim::testing::expect_cli_error("sweep " + q(d.write("l.json", label_axis.dump())) + " --out " + q(d.path() + "/o2"),
+                                      "axes.label: \"label\" names a point or an axis value; it is not an axis");
+  composim::testing::expect_cli_error("sweep --collect " + q(d.path()) + " --slurm", "--collect: goes without --slurm");
+  const std::string file = d.write("report", "x");
+  composim::testing::expect_cli_error("validate --cases " + q(source_dir() + "/validation/cases/vtrain-v100-2gpu-allreduce.json") + " --out " + q(file),
+                                      file + ": --out: exists and is not a directory");
+}
+
 // --collect counts each point once: a finished point whose summary is later broken is
 // failed, not also finished (12 points: 11 finished, 1 failed).
 TEST(Cli, SweepCollectCountsEachPointOnce) {
