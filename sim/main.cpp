@@ -486,11 +486,18 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
   const auto t0 = std::chrono::steady_clock::now();
   o.jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-  const auto rows = sim::run_sweep(topology, o);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string title = std::string(collective::to_string(o.kind)) + " on " + std::to_string(o.gpus.size()) + " GPUs of " +
                             topology.name() + (topology.p2p_enabled() ? "" : " (P2P off)") + ", simulated by composim";
-  std::fputs(sim::format_table(o, rows, title).c_str(), stdout);
+  // As nccl-tests: the header, then each row as soon as it is simulated.
+  std::fputs(sim::format_table_header(title).c_str(), stdout);
+  std::fflush(stdout);
+  o.on_row = [&o](const sim::SweepRow& r) {
+    std::fputs(sim::format_table_row(o, r).c_str(), stdout);
+    std::fflush(stdout);
+  };
+  const auto rows = sim::run_sweep(topology, o);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fputs(sim::format_table_footer(rows).c_str(), stdout);
   size_t flows = 0;
   for (const auto& r : rows) flows += r.flows;
   std::printf("# composim: %zu flows, planned and simulated in %.2f s, peak RSS %.0f MiB\n", flows, wall, peak_rss_MiB());

@@ -154,6 +154,19 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
   };
   std::vector<Child> running;
   std::string failure, input_failure;
+  // Rows go to o.on_row in size order as soon as they and every smaller size are done.
+  std::vector<bool> ready(run.rows.size(), false);
+  size_t emitted = 0;
+  auto finish_row = [&](SweepRow& r) {
+    r.algbw_Bps = r.time_s > 0 ? r.size_B / r.time_s : 0;
+    r.busbw_Bps = r.algbw_Bps * collective::busbw_factor(o.kind, n);
+  };
+  auto emit = [&] {
+    for (; emitted < run.rows.size() && ready[emitted]; ++emitted) {
+      finish_row(run.rows[emitted]);
+      if (o.on_row) o.on_row(run.rows[emitted]);
+    }
+  };
   auto reap = [&](Child c) {
     std::string said;
     char buf[4096];
@@ -165,6 +178,8 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && said.size() == sizeof time_s) {
       std::memcpy(&time_s, said.data(), sizeof time_s);
       run.rows[c.size].time_s = time_s;
+      ready[c.size] = true;
+      emit();
     } else if (WIFEXITED(status) && WEXITSTATUS(status) == 2 && input_failure.empty()) {
       input_failure = said;  // an InputError's message, whole
     } else if (failure.empty()) {
@@ -175,6 +190,8 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
   for (size_t i = 0; i < run.plans.size() && failure.empty() && input_failure.empty(); ++i) {
     if (run.plans[i].flows.empty()) {  // nothing to simulate: the model's time after no flows
       run.rows[i].time_s = run.plans[i].after_flows_s();
+      ready[i] = true;
+      emit();
       continue;
     }
     if (running.size() == jobs) {
@@ -217,10 +234,7 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
   for (const auto& c : running) reap(c);
   if (!input_failure.empty()) throw InputError(input_failure);
   if (!failure.empty()) throw std::runtime_error(failure);
-  for (auto& r : run.rows) {
-    r.algbw_Bps = r.time_s > 0 ? r.size_B / r.time_s : 0;
-    r.busbw_Bps = r.algbw_Bps * collective::busbw_factor(o.kind, n);
-  }
+  for (auto& r : run.rows) finish_row(r);
   return run.rows;
 }
 
@@ -249,24 +263,34 @@ std::vector<double> run_p2p(const topo::Topology& t, const std::vector<std::pair
   return bw;
 }
 
-std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& rows, const std::string& title) {
-  std::string out = "# " + title + "\n";
-  out += "#\n#       size         count      type   redop    root     time   algbw   busbw  algo   proto   channels\n";
-  out += "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
+std::string format_table_header(const std::string& title) {
+  return "# " + title + "\n" +
+         "#\n#       size         count      type   redop    root     time   algbw   busbw  algo   proto   channels\n" +
+         "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
+}
+
+std::string format_table_row(const SweepOptions& o, const SweepRow& r) {
   char line[256];
+  std::snprintf(line, sizeof line, "%12.0f  %12.0f  %8s  %6s  %6d  %7.1f  %6.2f  %6.2f  %-5s  %-6s  %8d\n", r.size_B, r.count, "float",
+                o.kind == Kind::all_reduce || o.kind == Kind::reduce || o.kind == Kind::reduce_scatter ? "sum" : "none",
+                o.kind == Kind::broadcast || o.kind == Kind::reduce ? 0 : -1, r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9,
+                o.kind == Kind::all_to_all ? "P2P" : std::string(collective::to_string(r.algorithm)).c_str(),
+                std::string(collective::to_string(r.protocol)).c_str(), r.channels);
+  return line;
+}
+
+std::string format_table_footer(const std::vector<SweepRow>& rows) {
   double sum = 0;
-  for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%12.0f  %12.0f  %8s  %6s  %6d  %7.1f  %6.2f  %6.2f  %-5s  %-6s  %8d\n", r.size_B, r.count, "float",
-                  o.kind == Kind::all_reduce || o.kind == Kind::reduce || o.kind == Kind::reduce_scatter ? "sum" : "none",
-                  o.kind == Kind::broadcast || o.kind == Kind::reduce ? 0 : -1, r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9,
-                  o.kind == Kind::all_to_all ? "P2P" : std::string(collective::to_string(r.algorithm)).c_str(),
-                  std::string(collective::to_string(r.protocol)).c_str(), r.channels);
-    out += line;
-    sum += r.busbw_Bps;
-  }
+  for (const auto& r : rows) sum += r.busbw_Bps;
+  char line[96];
   std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g \n", rows.empty() ? 0.0 : sum / rows.size() / 1e9);
-  out += line;
-  return out;
+  return line;
+}
+
+std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& rows, const std::string& title) {
+  std::string out = format_table_header(title);
+  for (const auto& r : rows) out += format_table_row(o, r);
+  return out + format_table_footer(rows);
 }
 
 std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows) {

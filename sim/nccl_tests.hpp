@@ -8,12 +8,15 @@
 #pragma once
 
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "sim/collectives.hpp"
 
 namespace composim::sim {
+
+struct SweepRow;
 
 struct SweepOptions {
   collective::Kind kind = collective::Kind::all_reduce;
@@ -22,6 +25,7 @@ struct SweepOptions {
   TunerChoices choices;  // --proto / --algo (NCCL_PROTO / NCCL_ALGO)
   int type_size_B = 4;
   int jobs = 2;  // sizes simulated at once, each in a process of its own
+  std::function<void(const SweepRow&)> on_row;  // each finished row, in size order, as it is known
 };
 
 struct SweepRow {
@@ -61,6 +65,10 @@ std::vector<double> run_p2p(const topo::Topology& t, const std::vector<std::pair
 
 // The table nccl-tests prints, and the same rows as CSV.
 std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& rows, const std::string& title);
+// The same table in pieces, to print rows as they come.
+std::string format_table_header(const std::string& title);
+std::string format_table_row(const SweepOptions& o, const SweepRow& row);
+std::string format_table_footer(const std::vector<SweepRow>& rows);
 std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows);
 
 }  // namespace composim::sim

@@ -671,3 +671,36 @@ TEST(CollectiveCommand, SweepRowsEqualSizesRunAlone) {
   }
   EXPECT_EQ(rows, 5);  // 256K, 1M, 4M, 16M, 64M
 }
+
+// The table is printed as nccl-tests prints it, a row per size as soon as that size and the
+// smaller ones are simulated (sizes run in parallel processes): rows in size order, then
+// the average, each row equal to collective.csv's.
+TEST(CollectiveCommand, PrintedRowsComeInSizeOrderAndMatchTheCsv) {
+  composim::testing::TempDir d;
+  auto r = composim::testing::run_cli("collective --op all_gather --bytes 8:64M --step-factor 8 --gpus 8 --topology dgx1-v100 --out " + d.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> printed;
+  std::stringstream out(r.out);
+  for (std::string line; std::getline(out, line);)
+    if (!line.empty() && line[0] != '#' && line.find("wrote") == std::string::npos) printed.push_back(line);
+  std::ifstream csv(d.path() + "/collective.csv");
+  std::string line;
+  std::getline(csv, line);
+  size_t k = 0;
+  double last_size = -1;
+  while (std::getline(csv, line)) {
+    std::stringstream ss(line);
+    std::vector<std::string> f;
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    ASSERT_LT(k, printed.size());
+    std::stringstream row(printed[k++]);
+    double size = 0, count = 0;
+    row >> size >> count;
+    EXPECT_EQ(size, std::stod(f[2]));
+    EXPECT_GT(size, last_size);
+    last_size = size;
+  }
+  EXPECT_EQ(k, printed.size());
+  EXPECT_EQ(k, 8u);  // 8 B to 16 MiB by 8
+  EXPECT_LT(r.out.find("#       size"), r.out.find("# Avg bus bandwidth"));
+}
