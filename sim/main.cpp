@@ -20,6 +20,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -309,8 +310,16 @@ void start_engine(int argc_sg, std::vector<char*>& argv_sg) {
   args.push_back(nullptr);
   check_simgrid_options(args);
   int argc = static_cast<int>(args.size()) - 1;
+  // SimGrid's engine installs a SIGINT handler that calls exit(), which can crash in its
+  // shutdown mid-simulation (a segfault instead of the interrupt a sweep recognises): the
+  // disposition from before (default, or ignored in a background job) is put back.
+  struct sigaction before_int {}, before_term {};
+  sigaction(SIGINT, nullptr, &before_int);
+  sigaction(SIGTERM, nullptr, &before_term);
   auto* engine = new simgrid::s4u::Engine(&argc, args.data());
   (void)engine;
+  sigaction(SIGINT, &before_int, nullptr);
+  sigaction(SIGTERM, &before_term, nullptr);
 }
 
 // A duration flag: a number with its unit ("2us"); a bare number is refused, since "5"
@@ -944,9 +953,7 @@ int main(int argc, char** argv) {
       if (val_cmd->count("--out") && val.out_dir.empty()) input_error("", "--out", "needs a directory");
       if (val.cases.empty()) val.cases.push_back(std::string(COMPOSIM_SOURCE_DIR) + "/validation/cases");
       val.composim = sim::self_executable(argv[0]);
-      if (!val.out_dir.empty())  // before the cases run, not after
-        if (std::error_code ec; std::filesystem::exists(val.out_dir, ec) && !std::filesystem::is_directory(val.out_dir, ec))
-          input_error(val.out_dir, "--out", "exists and is not a directory");
+      if (!val.out_dir.empty()) check_out_dir(val.out_dir, {"report.csv", "report.json"});  // before the cases run, not after
       return sim::validate(val);
     }
     if (*sweep_cmd) {

@@ -460,7 +460,10 @@ void remove_staged_and_die(int sig) {
 // While alive, the process removes the staged files on SIGINT or SIGTERM.
 struct StagedGuard {
   void (*old_int)(int), (*old_term)(int);
-  StagedGuard() : old_int(std::signal(SIGINT, remove_staged_and_die)), old_term(std::signal(SIGTERM, remove_staged_and_die)) {}
+  StagedGuard() : old_int(std::signal(SIGINT, remove_staged_and_die)), old_term(std::signal(SIGTERM, remove_staged_and_die)) {
+    if (old_int == SIG_IGN) std::signal(SIGINT, SIG_IGN);  // a background job keeps ignoring Ctrl-C
+    if (old_term == SIG_IGN) std::signal(SIGTERM, SIG_IGN);
+  }
   ~StagedGuard() {
     std::signal(SIGINT, old_int);
     std::signal(SIGTERM, old_term);

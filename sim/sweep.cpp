@@ -308,8 +308,11 @@ int run_sweep_spec(const SweepRunOptions& o) {
     if (json stamp = file_stamp(resolve_trace(p.params.value("trace", ""), o.data_dir)); !stamp.is_null()) identity["trace_file"] = stamp;
     if (p.params.contains("topology"))
       if (json stamp = file_stamp(p.params["topology"].get<std::string>()); !stamp.is_null()) identity["topology_file"] = stamp;
-    for (const auto& arg : run_args)  // files the run arguments name (--params p.json)
-      if (json stamp = file_stamp(arg); !stamp.is_null()) identity["run_arg_files"][arg] = stamp;
+    for (const auto& arg : run_args) {  // files the run arguments name (--params p.json, --params=p.json)
+      const auto eq = arg.find('=');
+      const std::string file = arg.rfind("--", 0) == 0 && eq != std::string::npos ? arg.substr(eq + 1) : arg;
+      if (json stamp = file_stamp(file); !stamp.is_null()) identity["run_arg_files"][file] = stamp;
+    }
     json stored;
     if (std::ifstream f(params_file); f) {
       try {

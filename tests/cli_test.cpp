@@ -1602,12 +1602,12 @@ TEST(Cli, SweepResumeRerunsChangedTopologyAndBrokenOutput) {
 }
 
 // results.csv keeps the spec's order of axes (columns, and the last axis varies fastest),
-// and a point is run again when a file its run arguments name changes (--params p.json).
+// and a point is run again when a file its run arguments name changes (--params=p.json).
 TEST(Cli, SweepKeepsAxisOrderAndWatchesRunArgFiles) {
   TempDir d;
   const std::string out = d.path() + "/out", params = d.path() + "/p.json";
   std::ofstream(params) << R"({"params": {"pcie.link.efficiency": 0.9}})";
-  const std::string spec = R"({"name": "t", "traces": [")" + example(0) + R"("], "run_args": ["--params", ")" + params + R"("],
+  const std::string spec = R"({"name": "t", "traces": [")" + example(0) + R"("], "run_args": ["--params=)" + params + R"("],
     "generate": {"gpus": 4, "gpu_model": "V100-PCIe-32GB", "levels": 1, "fanout": 4},
     "axes": {"ranks": [1, 2], "length_m": [1, 5]}})";
   const std::string file = d.write("spec.json", spec);
@@ -1664,6 +1664,9 @@ TEST(Cli, SweepAndValidateRefuseBadInputEarly) {
   const std::string file = d.write("report", "x");
   composim::testing::expect_cli_error("validate --cases " + q(source_dir() + "/validation/cases/vtrain-v100-2gpu-allreduce.json") + " --out " + q(file),
                                       file + ": --out: exists and is not a directory");
+  composim::testing::expect_cli_error("validate --cases " + q(source_dir() + "/validation/cases/vtrain-v100-2gpu-allreduce.json") + " --out " +
+                                          q(file + "/sub"),
+                                      file + " is not a directory");
 }
 
 // --collect counts each point once: a finished point whose summary is later broken is
