@@ -189,9 +189,8 @@ std::vector<std::string> expand_traces(const std::vector<std::string>& paths) {
     std::vector<std::string> files;
     for (const auto& e : fs::directory_iterator(p, ec)) {
       const std::string name = e.path().filename().string();
-      auto ends = [&](const std::string& suffix) { return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0; };
       std::error_code type_ec;  // a dangling link is not a trace, not a listing failure
-      if (name[0] != '.' && e.is_regular_file(type_ec) && (ends(".json") || ends(".json.gz"))) files.push_back(e.path().string());
+      if (name[0] != '.' && e.is_regular_file(type_ec) && (name.ends_with(".json") || name.ends_with(".json.gz"))) files.push_back(e.path().string());
     }
     if (ec) input_error(p, "--trace", "cannot list the directory: " + ec.message());
     if (files.empty()) input_error(p, "--trace", "directory holds no trace files (*.json or *.json.gz)");

@@ -776,10 +776,9 @@ std::string Replay::Impl::deadlock_report() const {
   for (const auto& inst : instances) {
     if (inst.arrived == inst.expected || inst.arrived == 0) continue;
     if (shown++ == 3) break;
-    std::vector<int> waiting, absent;  // a member has arrived once its op was released
+    // A member has arrived once its op was released; members are in slot order.
+    std::vector<int> waiting, absent;
     for (const auto& m : inst.members) (state[m.rank].start[m.node] >= 0 ? waiting : absent).push_back(m.rank);
-    std::sort(waiting.begin(), waiting.end());
-    std::sort(absent.begin(), absent.end());
     out << (shown > 1 ? "; " : "") << "ranks [" << rank_list(waiting) << "] wait in " << inst.label << " for ranks ["
         << rank_list(absent) << "]";
   }

@@ -184,18 +184,16 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
     std::map<int, std::string> out_of_order;  // rank -> its first step out of rank 0's order
     for (const auto& it : first.iterations) {
       if (ranks_with[it.name] != nranks) continue;
-      for (size_t ri = 0; ri < nranks; ++ri) {
-        const auto i = static_cast<std::ptrdiff_t>(index[ri].at(it.name));
-        if (i < last_index[ri]) out_of_order.emplace(result.ranks[ri].rank, it.name);
-        last_index[ri] = std::max(last_index[ri], i);
-      }
       IterationResult r;
       r.name = it.name;
       std::vector<Interval> per_rank;
       for (size_t ri = 0; ri < nranks; ++ri) {
         const auto& rt = result.ranks[ri];
         const Workload& w = workloads[rt.workload];
-        const auto& step = w.iterations[index[ri].at(it.name)];
+        const auto i = static_cast<std::ptrdiff_t>(index[ri].at(it.name));
+        if (i < last_index[ri]) out_of_order.emplace(rt.rank, it.name);
+        last_index[ri] = std::max(last_index[ri], i);
+        const auto& step = w.iterations[static_cast<size_t>(i)];
         const int ti = anchor_thread(w, step.thread);
         if (ti < 0)
           input_error(w.source, "step " + step.name,
