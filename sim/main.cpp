@@ -993,6 +993,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*bench_cmd) return cmd_bench(bench, sg);
+  } catch (const sim::Interrupted& e) {
+    std::fprintf(stderr, "composim: %s\n", e.what());
+    return 130;
   } catch (const InputError& e) {
     std::fprintf(stderr, "composim: error: %s\n", e.what());
     return 2;

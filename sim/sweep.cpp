@@ -391,11 +391,6 @@ int run_sweep_spec(const SweepRunOptions& o) {
   // reaches only the points' processes: a point ended by SIGINT or SIGTERM (or a shell
   // reporting it, status 128 + signal) stops the sweep, and nothing is reported as failed.
   std::atomic<bool> interrupted{false};
-  auto by_signal = [](int rc) {
-    if (rc == -1) return false;
-    if (WIFSIGNALED(rc)) return WTERMSIG(rc) == SIGINT || WTERMSIG(rc) == SIGTERM;
-    return WIFEXITED(rc) && (WEXITSTATUS(rc) == 128 + SIGINT || WEXITSTATUS(rc) == 128 + SIGTERM);
-  };
   std::vector<std::thread> pool;
   for (int j = 0; j < std::max(1, o.jobs); ++j)
     pool.emplace_back([&] {
@@ -407,7 +402,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
           continue;
         }
         const int rc = std::system(commands[i].c_str());
-        if (by_signal(rc)) {
+        if (ended_by_interrupt(rc)) {
           interrupted = true;
           break;
         }

@@ -335,14 +335,21 @@ int validate(const ValidateOptions& o) {
   if (cases.empty()) input_error("", "--cases", "no case to run" + (o.category.empty() ? std::string() : " in category " + o.category));
 
   // Run them, `jobs` at a time, each in its own process.
+  // Ctrl-C reaches only the running cases (see ended_by_interrupt): one ended by it stops the
+  // run before any other case starts, and no report is written.
   std::atomic<size_t> next{0};
+  std::atomic<bool> interrupted{false};
   std::vector<std::thread> pool;
   for (int j = 0; j < std::max(1, o.jobs); ++j)
     pool.emplace_back([&] {
-      for (size_t i = next++; i < cases.size(); i = next++) {
+      for (size_t i = next++; i < cases.size() && !interrupted; i = next++) {
         Case& c = cases[i];
         if (!c.skip_reason.empty()) continue;
         const int rc = std::system(c.command.c_str());
+        if (ended_by_interrupt(rc)) {
+          interrupted = true;
+          break;
+        }
         if (rc != 0) {
           std::ifstream log(c.work_dir + ".log");
           std::string line, last;
@@ -353,6 +360,7 @@ int validate(const ValidateOptions& o) {
       }
     });
   for (auto& t : pool) t.join();
+  if (interrupted) throw Interrupted("validate interrupted; no report written");
 
   // Score.
   for (auto& c : cases) {
@@ -529,7 +537,9 @@ std::map<long long, std::map<std::string, std::string>> run_case(Case& c, const 
   vo.params_file = params;
   c.work_dir = dir;
   build_command(c, vo);
-  if (std::system(c.command.c_str()) != 0) input_error(c.file, "run", "composim collective failed; see " + dir + ".log");
+  const int rc = std::system(c.command.c_str());
+  if (ended_by_interrupt(rc)) throw Interrupted("calibrate interrupted; no parameter file written");
+  if (rc != 0) input_error(c.file, "run", "composim collective failed; see " + dir + ".log");
   std::map<long long, std::map<std::string, std::string>> by_size;
   for (auto& r : read_csv(dir + "/collective.csv", {"size_B", "time_us", "busbw_GBps"})) by_size[std::stoll(r.at("size_B"))] = r;
   return by_size;

@@ -1,6 +1,12 @@
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
 
 #include "models/units.hpp"
+#include "sim/process.hpp"
 
 using namespace composim;
 
@@ -22,4 +28,29 @@ TEST(Units, BytesAndBandwidth) {
   EXPECT_DOUBLE_EQ(parse_bandwidth_Bps("100Gbps"), 12.5e9);
   EXPECT_DOUBLE_EQ(parse_rate_GTps("16GT/s"), 16.0);
   EXPECT_THROW(parse_bandwidth_Bps("12 furlongs"), std::invalid_argument);
+}
+
+// sweep, validate and calibrate stop when a child was ended by Ctrl-C or a kill, which
+// they learn only from std::system's status: a signal, or a shell's exit status 128 + it.
+TEST(Process, EndedByInterrupt) {
+  auto status_of_child_raising = [](int sig) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      std::signal(sig, SIG_DFL);
+      std::raise(sig);
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return status;
+  };
+  EXPECT_TRUE(sim::ended_by_interrupt(status_of_child_raising(SIGINT)));
+  EXPECT_TRUE(sim::ended_by_interrupt(status_of_child_raising(SIGTERM)));
+  EXPECT_FALSE(sim::ended_by_interrupt(status_of_child_raising(SIGKILL)));  // out of memory: a failure
+  EXPECT_FALSE(sim::ended_by_interrupt(status_of_child_raising(SIGSEGV)));
+  EXPECT_TRUE(sim::ended_by_interrupt(std::system("exit 130")));
+  EXPECT_TRUE(sim::ended_by_interrupt(std::system("exit 143")));
+  EXPECT_FALSE(sim::ended_by_interrupt(std::system("exit 2")));
+  EXPECT_FALSE(sim::ended_by_interrupt(std::system("true")));
+  EXPECT_FALSE(sim::ended_by_interrupt(-1));  // std::system could not run a shell
 }
