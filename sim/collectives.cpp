@@ -570,18 +570,26 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
 // NCCL_P2P_LL_THRESHOLD (default 16384), Simple above (src/enqueue.cc, `bytes <=
 // ncclParamP2pLLThreshold()`, as in NCCL 2.12-2.18). Later versions compare the bytes
 // with the peer's channels x threshold, which keeps LL for larger messages on several
-// channels: not modelled.
+// channels: not modelled. LL also needs the connection's LL buffer (enqueue.cc:
+// `conn->buffs[NCCL_PROTO_LL] != nullptr`), which a network connection for point-to-point
+// has only with NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (default 0; transport/net.cc): across
+// machines, point-to-point runs Simple at every size. NCCL_PROTO does not apply.
 constexpr double kP2pLLThreshold_B = 16384;
 
-CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::vector<int>& gpus, const TunerChoices& choices) {
+Protocol p2p_protocol(double bytes_per_peer, bool network) {
+  return bytes_per_peer <= kP2pLLThreshold_B && !network ? Protocol::ll : Protocol::simple;
+}
+
+CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::vector<int>& gpus) {
   CollectivePlan p;
   const int n = static_cast<int>(gpus.size());
   auto [machine_ids, by_machine] = group_by_machine(gpus);
   const size_t M = machine_ids.size(), L = by_machine[machine_ids[0]].size();
   bool uniform = true;
   for (int m : machine_ids) uniform = uniform && by_machine[m].size() == L;
-  // NCCL's point-to-point operations use LL only for small messages per peer.
-  p.protocol = choices.pick(in_bytes / n <= kP2pLLThreshold_B ? Protocol::ll : Protocol::simple);
+  // NCCL's point-to-point operations use LL only for small messages per peer, and not across
+  // machines (PXN sends every remote peer's share over the network).
+  p.protocol = p2p_protocol(in_bytes / n, M > 1);
   const double eff = collective::protocol_efficiency(p.protocol, Kind::all_to_all, M > 1);
   const double unit = in_bytes / n / eff;  // bytes from one GPU to one other GPU
   std::map<std::pair<int, int>, double> merged;
@@ -633,12 +641,10 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   CollectivePlan p;
   const int n = static_cast<int>(gpus.size());
   if (n <= 1 || in_bytes <= 0) return p;
-  if (kind == Kind::all_to_all) return plan_all_to_all(in_bytes, gpus, choices);
+  if (kind == Kind::all_to_all) return plan_all_to_all(in_bytes, gpus);
   if (kind == Kind::send_recv) {
     // Every rank sends its buffer to the next rank and receives from the previous one (as
     // nccl-tests' sendrecv_perf does): one direct flow per rank, not NCCL's ring channels.
-    p.protocol = choices.pick(in_bytes <= kP2pLLThreshold_B ? Protocol::ll : Protocol::simple);
-    const double eff = collective::protocol_efficiency(p.protocol, kind, false);
     bool network = false, nv = true;
     double bw = INFINITY;
     double shm_step = 0;
@@ -650,6 +656,12 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       bw = std::min(bw, r.bottleneck_Bps);
       if (r.shm()) bw = std::min(bw, collective::shm_transport_Bps());
       shm_step = std::max(shm_step, shm_step_s(a, b));
+    }
+    // The ring's slowest peer sets the pace: one network hop makes it Simple for all.
+    p.protocol = p2p_protocol(in_bytes, network);
+    const double eff = collective::protocol_efficiency(p.protocol, kind, network);
+    for (int i = 0; i < n; ++i) {
+      const int a = gpus[i], b = gpus[(i + 1) % n];
       p.flows.push_back({a, b, in_bytes / eff / indirect_factor(a, b)});
     }
     p.link_class = network ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;

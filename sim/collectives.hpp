@@ -121,7 +121,9 @@ class CollectivePlanner {
                       std::optional<collective::Algorithm> algorithm = std::nullopt) {
     return plan(kind, in_bytes, gpus, TunerChoices::of(protocol, algorithm));
   }
-  // As above, choosing among `choices` (NCCL_PROTO / NCCL_ALGO).
+  // As above, choosing among `choices` (NCCL_PROTO / NCCL_ALGO). all_to_all and send_recv
+  // are NCCL's point-to-point operations, which neither variable affects: they ignore
+  // `choices` (LL up to 16 KiB per peer inside a machine, Simple otherwise).
   CollectivePlan plan(collective::Kind kind, double in_bytes, const std::vector<int>& gpus, const TunerChoices& choices);
 
   const topo::Route& route(int a, int b);
@@ -170,7 +172,7 @@ class CollectivePlanner {
   // peer-to-peer across hosts, the host it is attached to (each host is an NCCL node).
   int machine_key(int node) const;
   std::pair<std::vector<int>, std::map<int, std::vector<int>>> group_by_machine(const std::vector<int>& gpus) const;
-  CollectivePlan plan_all_to_all(double in_bytes, const std::vector<int>& gpus, const TunerChoices& choices);
+  CollectivePlan plan_all_to_all(double in_bytes, const std::vector<int>& gpus);
   std::vector<Ring> pack_rings(const std::vector<std::vector<int>>& candidates, std::map<std::pair<int, int>, double>& residual, size_t max);
   double bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual);
   std::vector<std::pair<int, int>> resources(int a, int b);  // capacity keys of a route

@@ -487,6 +487,15 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   } catch (const std::invalid_argument& e) {
     input_error("", "--proto", e.what());
   }
+  // NCCL_PROTO and NCCL_ALGO do not reach NCCL's point-to-point operations: a protocol or
+  // algorithm named for them would be one NCCL cannot run (LL128) or ignores.
+  if (o.kind == collective::Kind::all_to_all || o.kind == collective::Kind::send_recv)
+    for (const char* flag : {"--proto", "--algo"})
+      if (!(std::string(flag) == "--proto" ? a.proto : a.algo).empty())
+        input_error("", flag,
+                    std::string(collective::to_string(o.kind)) +
+                        " is a point-to-point operation: NCCL chooses its protocol itself (LL up to 16 KiB per peer inside a machine, "
+                        "Simple otherwise) and has no algorithm choice for it, whatever NCCL_PROTO and NCCL_ALGO say");
   if (o.choices.algorithms && !(o.choices.algorithms & 1u << static_cast<int>(collective::Algorithm::ring)) &&
       o.kind != collective::Kind::all_reduce)
     input_error("", "--algo", "tree and NVLS are NCCL's algorithms for all_reduce only; " + std::string(collective::to_string(o.kind)) +

@@ -274,7 +274,7 @@ std::string format_table_row(const SweepOptions& o, const SweepRow& r) {
   std::snprintf(line, sizeof line, "%12.0f  %12.0f  %8s  %6s  %6d  %7.1f  %6.2f  %6.2f  %-5s  %-6s  %8d\n", r.size_B, r.count, "float",
                 o.kind == Kind::all_reduce || o.kind == Kind::reduce || o.kind == Kind::reduce_scatter ? "sum" : "none",
                 o.kind == Kind::broadcast || o.kind == Kind::reduce ? 0 : -1, r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9,
-                o.kind == Kind::all_to_all ? "P2P" : std::string(collective::to_string(r.algorithm)).c_str(),
+                (o.kind == Kind::all_to_all || o.kind == Kind::send_recv) ? "P2P" : std::string(collective::to_string(r.algorithm)).c_str(),
                 std::string(collective::to_string(r.protocol)).c_str(), r.channels);
   return line;
 }
@@ -300,7 +300,7 @@ std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows)
   for (const auto& r : rows) {
     std::snprintf(line, sizeof line, "%s,%zu,%.0f,%.0f,float,%.6g,%.6g,%.6g,%s,%s,%d,%zu\n", std::string(collective::to_string(o.kind)).c_str(),
                   o.gpus.size(), r.size_B, r.count, r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9,
-                  o.kind == Kind::all_to_all ? "P2P" : std::string(collective::to_string(r.algorithm)).c_str(), std::string(collective::to_string(r.protocol)).c_str(), r.channels,
+                  (o.kind == Kind::all_to_all || o.kind == Kind::send_recv) ? "P2P" : std::string(collective::to_string(r.algorithm)).c_str(), std::string(collective::to_string(r.protocol)).c_str(), r.channels,
                   r.flows);
     out.append(line, strlen(line) - 1);
     static const char* kClass[3] = {"nvlink", "pcie", "network"};

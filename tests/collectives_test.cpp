@@ -251,6 +251,32 @@ TEST(CollectiveCommand, PointToPointLlUpToSixteenKiBPerPeer) {
   EXPECT_EQ(proto("--op all_to_all --bytes 131200"), "Simple");
 }
 
+// Across machines NCCL's point-to-point has no LL buffer (NCCL_ALLOC_P2P_NET_LL_BUFFERS=0),
+// so even 1 KiB runs Simple: NCCL's Simple latency for one network step, plus the route's
+// few microseconds of links and 1 KiB at the NIC's rate.
+TEST(CollectiveCommand, PointToPointAcrossMachinesIsSimple) {
+  const double simple_us = collective::latency_s(Protocol::simple, collective::LinkClass::network, 1) * 1e6;
+  for (const char* op : {"send_recv", "all_to_all"}) {
+    const auto f = composim::testing::collective_row(std::string("--op ") + op + " --bytes 1K --topology 2x-dgx-a100-ib");
+    EXPECT_EQ(f.at(9), "Simple") << op;
+    EXPECT_GT(std::stod(f.at(5)), simple_us) << op;
+    EXPECT_LT(std::stod(f.at(5)), simple_us + 2.0) << op;
+  }
+  // Inside one machine the same sizes stay LL.
+  EXPECT_EQ(composim::testing::collective_row("--op send_recv --bytes 1K --topology dgx-a100").at(9), "LL");
+}
+
+// NCCL_PROTO and NCCL_ALGO do not apply to point-to-point operations: naming one is refused
+// (LL128 has no point-to-point kernel at all).
+TEST(CollectiveCommand, PointToPointRefusesProtoAndAlgo) {
+  composim::testing::expect_cli_error("collective --op send_recv --proto LL128 --bytes 1G --topology dgx-a100",
+                                      "--proto: send_recv is a point-to-point operation");
+  composim::testing::expect_cli_error("collective --op all_to_all --proto LL --bytes 1G --topology dgx-a100",
+                                      "--proto: all_to_all is a point-to-point operation");
+  composim::testing::expect_cli_error("collective --op all_to_all --algo ring --bytes 1G --topology dgx-a100",
+                                      "--algo: all_to_all is a point-to-point operation");
+}
+
 // Errors name the option the user gave.
 TEST(CollectiveCommand, BadInputNamesTheOptionGiven) {
   composim::testing::expect_cli_error("collective --step-factor nan --topology dgx-a100", "--step-factor");
