@@ -16,21 +16,23 @@ std::string lower(std::string_view s) {
 // Sources: NVIDIA V100/A100/H100/H200/B200 datasheets (host link, HBM) as tabulated in
 // hardware.md; P2P: GeForce cards (2080 Ti, 4090) have PCIe P2P disabled by the driver
 // (NVIDIA/nccl issues #814 and #1309); compute capability: CUDA C Programming Guide, table of
-// compute capabilities.
+// compute capabilities. NVLink generation and links: hardware.md (V100 2 x 6, A100 3 x 12,
+// H100/H200 4 x 18, B200 5 x 18); RTX 2080 Ti 2 x 2 and RTX A6000 3 x 4 (their NVLink
+// bridges, product pages); RTX 4090 and T4 have none.
 struct Entry {
   const char* key;
   GpuSpec spec;
 };
 const Entry kTable[] = {
-    {"v100", {"V100", 3, true, 900e9, 70}},
-    {"a100", {"A100", 4, true, 1555e9, 80}},
-    {"h100", {"H100", 5, true, 3350e9, 90}},
-    {"h200", {"H200", 5, true, 4800e9, 90}},
-    {"b200", {"B200", 6, true, 8000e9, 100}},
-    {"2080 ti", {"RTX 2080 Ti", 3, false, 616e9, 75}},
-    {"4090", {"RTX 4090", 4, false, 1008e9, 89}},
-    {"t4", {"T4", 3, true, 320e9, 75}},
-    {"a6000", {"RTX A6000", 4, true, 768e9, 86}},
+    {"v100", {"V100", 3, true, 900e9, 70, 2, 6}},
+    {"a100", {"A100", 4, true, 1555e9, 80, 3, 12}},
+    {"h100", {"H100", 5, true, 3350e9, 90, 4, 18}},
+    {"h200", {"H200", 5, true, 4800e9, 90, 4, 18}},
+    {"b200", {"B200", 6, true, 8000e9, 100, 5, 18}},
+    {"2080 ti", {"RTX 2080 Ti", 3, false, 616e9, 75, 2, 2}},
+    {"4090", {"RTX 4090", 4, false, 1008e9, 89, 0, 0}},
+    {"t4", {"T4", 3, true, 320e9, 75, 0, 0}},
+    {"a6000", {"RTX A6000", 4, true, 768e9, 86, 3, 4}},
 };
 
 }  // namespace
@@ -44,7 +46,7 @@ GpuSpec find_gpu_spec(std::string_view model_name, bool* known) {
     }
   }
   if (known) *known = false;
-  return {std::string(model_name), 4, true, 1000e9, 80};
+  return {std::string(model_name), 4, true, 1000e9, 80, 0, 0};
 }
 
 std::string known_gpu_models() {

@@ -28,6 +28,8 @@ struct GpuSpec {
   bool pcie_p2p;           // peer-to-peer over PCIe supported by the device and driver
   double hbm_bandwidth_Bps;
   int compute_capability;  // major * 10 + minor (NCCL's tuning tables are indexed by it)
+  int nvlink_generation;   // 0: no NVLink
+  int nvlink_links;        // NVLink links the GPU has, at most (0: none)
 };
 
 // find_gpu_spec()

@@ -29,6 +29,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -95,21 +96,23 @@ std::vector<std::pair<std::string, std::vector<std::string>>> parse_compose(cons
     if (auto eq = item.find('='); eq != std::string::npos) {
       spec.emplace_back(item.substr(0, eq), std::vector<std::string>{});
       dev = item.substr(eq + 1);
+      if (dev.find('=') != std::string::npos)
+        input_error("", "--compose", "\"" + item + "\" has two '=' (separate hosts with commas: host0=gpu0-3,host1=gpu4-7)");
     }
     if (spec.empty()) input_error("", "--compose", "expected host=devices, e.g. host0=gpu0-3,host1=gpu4-7");
-    const auto dash = dev.find('-');
-    const auto digits = dev.find_first_of("0123456789");
-    if (dash != std::string::npos && digits != std::string::npos && digits < dash) {
-      const std::string prefix = dev.substr(0, digits);
-      int lo = 0, hi = -1;
-      try {
-        lo = std::stoi(dev.substr(digits, dash - digits));
-        hi = std::stoi(dev.substr(dash + 1));
-      } catch (...) {
-        input_error("", "--compose", "cannot read the range \"" + dev + "\"");
+    // A range is a name ending in digits, a dash and digits, nothing after: "n0.gpu0-3" is
+    // n0.gpu0 to n0.gpu3. Anything else is one device's name, checked against the topology.
+    static const std::regex kRange(R"(^(.*[^0-9])?([0-9]+)-([0-9]+)$)");
+    if (std::smatch m; std::regex_match(dev, m, kRange)) {
+      const std::string prefix = m[1].str();
+      long long lo = 0, hi = -1;
+      if (m[2].length() < 10 && m[3].length() < 10) {
+        lo = std::stoll(m[2].str());
+        hi = std::stoll(m[3].str());
       }
-      if (hi < lo || hi - lo > 100000) input_error("", "--compose", "cannot read the range \"" + dev + "\"");
-      for (int k = lo; k <= hi; ++k) spec.back().second.push_back(prefix + std::to_string(k));
+      if (hi < lo || hi - lo > 100000)
+        input_error("", "--compose", "cannot read the range \"" + dev + "\" (expected a name with first-last, e.g. gpu0-3)");
+      for (long long k = lo; k <= hi; ++k) spec.back().second.push_back(prefix + std::to_string(k));
     } else {
       spec.back().second.push_back(dev);
     }
@@ -648,9 +651,9 @@ int cmd_topology(const std::string& name, const std::string& dot, const std::vec
                 n.type == topo::NodeType::gpu ? (n.p2p ? ", PCIe P2P capable" : ", no PCIe P2P") : "");
   std::printf("links:\n");
   for (const auto& l : t.links())
-    std::printf("  %-22s %-16s %s <-> %s  %.2f GB/s per direction, latency %.3f us\n", l.name.c_str(),
+    std::printf("  %-22s %-16s %s <-> %s  %.2f GB/s per direction, latency %.3f us%s\n", l.name.c_str(),
                 std::string(topo::to_string(l.type)).c_str(), t.nodes()[l.from].name.c_str(), t.nodes()[l.to].name.c_str(),
-                l.bandwidth_Bps / 1e9, l.latency_s * 1e6);
+                l.bandwidth_Bps / 1e9, l.latency_s * 1e6, l.trained.empty() ? "" : (" (" + l.trained + ")").c_str());
   std::vector<std::pair<int, int>> pairs;
   const auto& g = t.gpus();
   for (size_t i = 0; i < g.size(); ++i) {

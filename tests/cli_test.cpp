@@ -1760,6 +1760,16 @@ TEST(Cli, ComposeListsAndGeneratedNamesMustBeWhole) {
   using composim::testing::expect_cli_error;
   expect_cli_error("p2p --topology composable-falcon4016 --compose host0=gpu0-1,,host1=gpu2", "--compose: an empty item");
   expect_cli_error("p2p --topology composable-falcon4016 --compose host0=gpu0-1,", "--compose: \"host0=gpu0-1,\" ends with a comma");
+  // A range is digits-digits at the end, nothing after (std::stoi read "gpu0-3xyz" as 0-3,
+  // and the text after ";" was dropped).
+  expect_cli_error("p2p --topology composable-falcon4016 --compose 'host0=gpu0-3;host1=gpu4-7'",
+                   "--compose: \"host0=gpu0-3;host1=gpu4-7\" has two '='");
+  expect_cli_error("p2p --topology composable-falcon4016 --compose host0=gpu0-3xyz", "--compose: unknown device \"gpu0-3xyz\" attached to host0");
+  expect_cli_error("p2p --topology composable-falcon4016 --compose host0=gpu3-0", "--compose: cannot read the range \"gpu3-0\"");
+  // A prefix with digits in it ("n0.gpu") keeps them.
+  const auto r = composim::testing::run_cli("p2p --topology 2x-dgx-a100-ib --compose n0.cpu0=n0.gpu0-3");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("D\\D       0       1       2       3\n"), std::string::npos) << r.out;  // n0.gpu0 to n0.gpu3
   TempDir d;
   expect_cli_error("topology generate --name '' --out " + q(d.path() + "/g.json"), "--name must not be empty");
   expect_cli_error("topology generate --placement chassis --cable copper --length-m 100 --out " + q(d.path() + "/g.json"),

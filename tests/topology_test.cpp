@@ -179,3 +179,96 @@ TEST(Topology, RepeatedKeyIsAnError) {
                                           d.write("p.json", R"({"params": {"collective.efficiency_LL128": 0.9, "collective.efficiency_LL128": 0.5}})"),
                                       "p.json: params.collective.efficiency_LL128: the key \"collective.efficiency_LL128\" is given twice");
 }
+
+// A PCIe link trains at the lowest generation of its ends and at most a GPU's 16 lanes, as
+// link training does (a V100 runs Gen3 in a Gen4 slot), and says so.
+TEST(Topology, PcieLinksTrainAtWhatTheirEndsSupport) {
+  const double gen4_x16 = 28.81 * 0.914, gen3_x16 = 14.40 * 0.914;  // TLP payload rate x pcie.link.efficiency, GB/s
+  auto doc = small();
+  doc["links"][1]["generation"] = 5;  // A100 (Gen4) under a Gen4 switch
+  auto t = topo::Topology::parse(doc, "t.json");
+  EXPECT_NEAR(t.links()[1].bandwidth_Bps / 1e9, gen4_x16, 0.01);
+  EXPECT_EQ(t.links()[1].generation, 4);
+  EXPECT_EQ(t.links()[1].trained, "written Gen5 x16, trains at Gen4 x16: sw0 is a Gen4 switch");
+
+  doc = small();
+  doc["links"][1]["lanes"] = 32;
+  t = topo::Topology::parse(doc, "t.json");
+  EXPECT_NEAR(t.links()[1].bandwidth_Bps / 1e9, gen4_x16, 0.01);
+  EXPECT_EQ(t.links()[1].lanes, 16);
+
+  doc = small();
+  doc["nodes"][2]["model"] = "V100";
+  t = topo::Topology::parse(doc, "t.json");
+  EXPECT_NEAR(t.links()[1].bandwidth_Bps / 1e9, gen3_x16, 0.01);
+  EXPECT_EQ(t.links()[1].trained, "written Gen4 x16, trains at Gen3 x16: gpu0 (V100) is Gen3 x16");
+  EXPECT_TRUE(t.links()[0].trained.empty());  // cpu0-sw0: nothing below Gen4 there
+
+  doc = small();
+  doc["nodes"][1]["generation"] = 3;  // every link of a Gen3 switch runs Gen3
+  t = topo::Topology::parse(doc, "t.json");
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(t.links()[i].bandwidth_Bps / 1e9, gen3_x16, 0.01) << i;
+}
+
+// NVLink only where the GPU has it: its generation, and no more links than it has.
+TEST(Topology, NvlinkMatchesTheGpu) {
+  auto with_nvlink = [](const char* model, int generation, int links) {
+    auto doc = small();
+    doc["nodes"][2]["model"] = model;
+    doc["nodes"][3]["model"] = model;
+    doc["links"].push_back({{"from", "gpu0"}, {"to", "gpu1"}, {"type", "nvlink"}, {"generation", generation}, {"links", links}});
+    return doc;
+  };
+  EXPECT_EQ(error_of(with_nvlink("A100", 3, 12)), "");
+  EXPECT_EQ(error_of(with_nvlink("RTX 4090", 3, 4)), "t.json: links[3]: NVLink at gpu0 (RTX 4090), which has no NVLink");
+  EXPECT_EQ(error_of(with_nvlink("V100", 5, 6)), "t.json: links[3]: NVLink generation 5 at gpu0 (V100), whose NVLink is generation 2");
+  EXPECT_EQ(error_of(with_nvlink("V100", 2, 18)), "t.json: links[3]: gpu0 (V100) has 6 NVLink links; its NVLink links add up to 18 here");
+}
+
+// PCIe is a tree: a loop of switches or a device with two uplinks would make routes
+// ambiguous (a loop through a slow link was taken as the route).
+TEST(Topology, PcieIsATree) {
+  auto doc = small();
+  doc["nodes"].push_back({{"name", "sw1"}, {"type", "pcie_switch"}, {"generation", 4}});
+  doc["links"].push_back({{"from", "cpu0"}, {"to", "sw1"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}});
+  EXPECT_EQ(error_of(doc), "");
+  auto loop = doc;
+  loop["links"].push_back({{"from", "sw0"}, {"to", "sw1"}, {"type", "pcie"}, {"generation", 1}, {"lanes", 1}});
+  EXPECT_EQ(error_of(loop), "t.json: links[4]: closes a loop of PCIe links (through sw0 and sw1): PCIe is a tree, and a loop would make "
+                            "routes ambiguous");
+  auto two_uplinks = doc;
+  two_uplinks["links"].push_back({{"from", "sw1"}, {"to", "gpu0"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}});
+  EXPECT_EQ(error_of(two_uplinks), "t.json: links[4]: a second PCIe link at gpu0: a device has one upstream port");
+}
+
+// Values no system has are typos: refused before they reach the engine, where 1e308 s of
+// latency stalled a replay and an infinite link rate aborted SimGrid.
+TEST(Topology, AbsurdValuesAreRefused) {
+  auto doc = small();
+  doc["nodes"][1]["latency_s"] = 1e308;
+  EXPECT_EQ(error_of(doc), "t.json: nodes[1]: \"latency_s\" must be a number in [0, 1]");
+  doc = small();
+  doc["nodes"][0]["root_complex_latency_s"] = 2.0;
+  EXPECT_EQ(error_of(doc), "t.json: nodes[0]: \"root_complex_latency_s\" must be a number in [0, 1]");
+  doc = small();
+  doc["links"][2]["length_m"] = 1e308;
+  EXPECT_EQ(error_of(doc), "t.json: links[2]: \"length_m\" must be a number in [0, 10000]");
+  doc = small();
+  doc["links"][1] = {{"from", "sw0"}, {"to", "gpu0"}, {"type", "optical"}, {"rate_Gbps", 1e308}, {"length_m", 1}};
+  EXPECT_EQ(error_of(doc), "t.json: links[1]: \"rate_Gbps\" must be a number in [1e-09, 100000]");
+  doc = small();
+  doc["links"][1]["generation"] = 4294967300ll;  // get<int>() would read 4
+  EXPECT_EQ(error_of(doc), "t.json: links[1]: \"generation\" must be an integer of at most 9 digits");
+}
+
+// An optical link is PCIe over optics (generation and lanes: PCIe's rate and efficiency,
+// PCIe's ends) or a line rate between network nodes or PCIe nodes, never two devices.
+TEST(Topology, OpticalLinksAsPcieOrNetwork) {
+  auto doc = small();
+  doc["links"][1] = {{"from", "sw0"}, {"to", "gpu0"}, {"type", "optical"}, {"generation", 4}, {"lanes", 16}, {"length_m", 10}};
+  auto t = topo::Topology::parse(doc, "t.json");
+  EXPECT_DOUBLE_EQ(t.links()[1].bandwidth_Bps, t.links()[2].bandwidth_Bps);  // as "pcie" with "medium": "optical"
+  EXPECT_DOUBLE_EQ(t.links()[1].latency_s, t.links()[2].latency_s);
+  doc["links"].push_back({{"from", "gpu0"}, {"to", "gpu1"}, {"type", "optical"}, {"rate_Gbps", 800}, {"length_m", 5}});
+  EXPECT_NE(error_of(doc).find("t.json: links[3]: optical link between a gpu and a gpu:"), std::string::npos) << error_of(doc);
+}

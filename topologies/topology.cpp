@@ -93,7 +93,9 @@ class Fields {
     if (!obj_[key].is_string()) wrong(key, "a string");
     return obj_[key].get<std::string>();
   }
-  double num(const char* key, std::optional<double> def = std::nullopt, double min = 0.0) {
+  // A number in [min, max]: the caps keep typos (1e308 s of latency) from reaching the
+  // simulation, where they would give infinite times or a stalled engine.
+  double num(const char* key, std::optional<double> def = std::nullopt, double min = 0.0, double max = 1e300) {
     used_.insert(key);
     if (!obj_.contains(key)) {
       if (def) return *def;
@@ -101,7 +103,7 @@ class Fields {
     }
     if (!obj_[key].is_number()) wrong(key, "a number");
     double v = obj_[key].get<double>();
-    if (!(v >= min)) wrong(key, "a number >= " + fmt(min));
+    if (!(v >= min && v <= max)) wrong(key, max < 1e300 ? "a number in [" + fmt(min) + ", " + fmt(max) + "]" : "a number >= " + fmt(min));
     return v;
   }
   int integer(const char* key, std::optional<int> def = std::nullopt) {
@@ -110,8 +112,13 @@ class Fields {
       if (def) return *def;
       missing(key, "an integer");
     }
-    if (!obj_[key].is_number_integer()) wrong(key, "an integer");
-    return obj_[key].get<int>();
+    const json& v = obj_[key];
+    if (!v.is_number_integer()) wrong(key, "an integer");
+    // get<int>() would wrap 4294967300 around to 4.
+    const bool fits = v.is_number_unsigned() ? v.get<unsigned long long>() <= 1000000000ull
+                                             : v.get<long long>() >= -1000000000ll && v.get<long long>() <= 1000000000ll;
+    if (!fits) wrong(key, "an integer of at most 9 digits");
+    return v.get<int>();
   }
   bool boolean(const char* key, bool def) {
     used_.insert(key);
@@ -158,6 +165,10 @@ std::optional<LinkType> link_type_from(const std::string& s) {
   return it->second;
 }
 
+// Bounds beyond which a value is a typo, not a system: a second of latency in one switch or
+// cable, 10 km of cable (the generator's bound too), 100 Tb/s in one link, 100 TB/s.
+constexpr double kMaxLatency_s = 1.0, kMaxLength_m = 10000.0, kMaxRate_Gbps = 1e5, kMaxBandwidth_Bps = 1e14;
+
 Node parse_node(const json& j, const std::string& file, const std::string& place) {
   Fields f(j, file, place);
   Node n;
@@ -170,14 +181,14 @@ Node parse_node(const json& j, const std::string& file, const std::string& place
   n.type = *t;
   switch (n.type) {
     case NodeType::host:
-      n.memory_bandwidth_Bps = f.num("memory_bandwidth_Bps", host::kMemoryBandwidth_Bps, 1.0);
-      n.latency_s = f.num("root_complex_latency_s", host::kRootComplexLatency_s);
+      n.memory_bandwidth_Bps = f.num("memory_bandwidth_Bps", host::kMemoryBandwidth_Bps, 1.0, kMaxBandwidth_Bps);
+      n.latency_s = f.num("root_complex_latency_s", host::kRootComplexLatency_s, 0.0, kMaxLatency_s);
       n.p2p_across_root_ports = f.boolean("p2p_across_root_ports", false);
       break;
     case NodeType::pcie_switch:
       n.generation = f.integer("generation", 3);
       if (n.generation < 1 || n.generation > 6) f.fail("\"generation\" must be 1-6");
-      n.latency_s = f.num("latency_s", pcie::switch_latency_s(n.generation));
+      n.latency_s = f.num("latency_s", pcie::switch_latency_s(n.generation), 0.0, kMaxLatency_s);
       break;
     case NodeType::gpu: {
       n.model = f.str("model");
@@ -191,11 +202,11 @@ Node parse_node(const json& j, const std::string& file, const std::string& place
       n.p2p = f.boolean("p2p", spec.pcie_p2p);
       break;
     }
-    case NodeType::nic: n.latency_s = f.num("latency_s", 0.0); break;
-    case NodeType::nvswitch: n.latency_s = f.num("latency_s", nvlink::kNvSwitchLatency_s); break;
-    case NodeType::retimer: n.latency_s = f.num("latency_s", pcie::kRetimerLatency_s); break;
-    case NodeType::optical_transceiver: n.latency_s = f.num("latency_s", pcie::kOpticalTransceiverLatency_s); break;
-    case NodeType::network_switch: n.latency_s = f.num("latency_s", network::kSwitchLatency_s); break;
+    case NodeType::nic: n.latency_s = f.num("latency_s", 0.0, 0.0, kMaxLatency_s); break;
+    case NodeType::nvswitch: n.latency_s = f.num("latency_s", nvlink::kNvSwitchLatency_s, 0.0, kMaxLatency_s); break;
+    case NodeType::retimer: n.latency_s = f.num("latency_s", pcie::kRetimerLatency_s, 0.0, kMaxLatency_s); break;
+    case NodeType::optical_transceiver: n.latency_s = f.num("latency_s", pcie::kOpticalTransceiverLatency_s, 0.0, kMaxLatency_s); break;
+    case NodeType::network_switch: n.latency_s = f.num("latency_s", network::kSwitchLatency_s, 0.0, kMaxLatency_s); break;
   }
   f.check_unknown();
   if (n.name.empty()) f.fail("\"name\" must not be empty");
@@ -229,13 +240,13 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
         l.generation = f.integer("generation");
         l.lanes = f.integer("lanes");
         l.max_payload_B = f.integer("max_payload_B", pcie::kDefaultMaxPayload_B);
-        l.length_m = f.num("length_m", 0.0);
+        l.length_m = f.num("length_m", 0.0, 0.0, kMaxLength_m);
         l.medium = f.str("medium", std::string("copper"));
         if (l.medium != "copper" && l.medium != "optical") f.fail("\"medium\" must be \"copper\" or \"optical\"");
         if (l.medium == "copper" && l.length_m > pcie::kMaxCopperLength_m)
           f.fail("a copper PCIe segment of " + fmt(l.length_m) + " m: copper reaches " + fmt(pcie::kMaxCopperLength_m) +
                  " m at most (use \"medium\": \"optical\", or retimers)");
-        const double trx = l.medium == "optical" ? f.num("transceiver_latency_s", pcie::kOpticalTransceiverLatency_s) : 0.0;
+        const double trx = l.medium == "optical" ? f.num("transceiver_latency_s", pcie::kOpticalTransceiverLatency_s, 0.0, kMaxLatency_s) : 0.0;
         l.bandwidth_Bps = pcie::link_bandwidth_Bps(l.generation, l.lanes, l.max_payload_B) * param("pcie.link.efficiency");
         l.latency_s = l.length_m * (l.medium == "optical" ? pcie::kOpticalPropagation_s_per_m : pcie::kCopperPropagation_s_per_m) +
                       2.0 * trx;
@@ -243,16 +254,18 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
       }
       case LinkType::optical: {
         l.medium = "optical";
-        l.length_m = f.num("length_m");
-        const double trx = f.num("transceiver_latency_s", pcie::kOpticalTransceiverLatency_s);
+        l.length_m = f.num("length_m", std::nullopt, 0.0, kMaxLength_m);
+        const double trx = f.num("transceiver_latency_s", pcie::kOpticalTransceiverLatency_s, 0.0, kMaxLatency_s);
         if (f.has("rate_Gbps")) {
-          l.rate_Gbps = f.num("rate_Gbps", std::nullopt, 1e-9);
-          l.bandwidth_Bps = network::link_bandwidth_Bps(l.rate_Gbps);
+          l.rate_Gbps = f.num("rate_Gbps", std::nullopt, 1e-9, kMaxRate_Gbps);
+          // A line rate, taken as a network link's (encoding and network.efficiency).
+          l.bandwidth_Bps = network::link_bandwidth_Bps(l.rate_Gbps) * param("network.efficiency");
         } else {
+          // PCIe over optics: as a PCIe link of that generation and width.
           l.generation = f.integer("generation");
           l.lanes = f.integer("lanes");
           l.max_payload_B = f.integer("max_payload_B", pcie::kDefaultMaxPayload_B);
-          l.bandwidth_Bps = pcie::link_bandwidth_Bps(l.generation, l.lanes, l.max_payload_B);
+          l.bandwidth_Bps = pcie::link_bandwidth_Bps(l.generation, l.lanes, l.max_payload_B) * param("pcie.link.efficiency");
         }
         l.latency_s = l.length_m * pcie::kOpticalPropagation_s_per_m + 2.0 * trx;
         break;
@@ -261,17 +274,17 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
         l.generation = f.integer("generation");
         l.links = f.integer("links");
         l.bandwidth_Bps = nvlink::payload_bandwidth_Bps(l.generation, l.links);
-        l.latency_s = f.num("latency_s", nvlink::kLinkLatency_s);
+        l.latency_s = f.num("latency_s", nvlink::kLinkLatency_s, 0.0, kMaxLatency_s);
         break;
       case LinkType::ethernet:
       case LinkType::infiniband:
-        l.rate_Gbps = f.num("rate_Gbps", std::nullopt, 1e-9);
+        l.rate_Gbps = f.num("rate_Gbps", std::nullopt, 1e-9, kMaxRate_Gbps);
         l.bandwidth_Bps = network::link_bandwidth_Bps(l.rate_Gbps) * param("network.efficiency");
-        l.latency_s = f.num("latency_s", network::kLinkLatency_s);
+        l.latency_s = f.num("latency_s", network::kLinkLatency_s, 0.0, kMaxLatency_s);
         break;
       case LinkType::cpu_interconnect:
-        l.bandwidth_Bps = f.num("bandwidth_Bps", std::nullopt, 1.0);
-        l.latency_s = f.num("latency_s", host::kCpuInterconnectLatency_s);
+        l.bandwidth_Bps = f.num("bandwidth_Bps", std::nullopt, 1.0, kMaxBandwidth_Bps);
+        l.latency_s = f.num("latency_s", host::kCpuInterconnectLatency_s, 0.0, kMaxLatency_s);
         break;
     }
   } catch (const std::invalid_argument& e) {
@@ -330,13 +343,101 @@ void check_link_ends(const Link& l, const std::vector<Node>& nodes, const std::s
       else if (both(device) || (a == NodeType::host && b == NodeType::host))
         why = "PCIe joins a device to a switch, retimer, transceiver or root complex, not two devices or two hosts";
       break;
-    case LinkType::optical:
+    case LinkType::optical: {
+      // PCIe over optics joins what PCIe joins; a line rate may also be a network link.
+      auto network_end = [](NodeType n) {
+        return n == NodeType::nic || n == NodeType::network_switch || n == NodeType::optical_transceiver || n == NodeType::retimer;
+      };
+      auto pcie_end = [](NodeType n) { return n != NodeType::nvswitch && n != NodeType::network_switch; };
+      const bool as_pcie = both(pcie_end) && !both(device) && !(a == NodeType::host && b == NodeType::host);
+      const bool as_network = l.generation == 0 && both(network_end);
       if (either([](NodeType n) { return n == NodeType::nvswitch; })) why = "an optical link does not reach NVSwitches";
+      else if (!as_pcie && !as_network)
+        why = l.generation > 0 ? "PCIe over optics joins a device to a switch, retimer, transceiver or root complex, not two devices or two "
+                                 "hosts, nor a network switch"
+                               : "an optical link joins what PCIe joins (a device to a switch, retimer, transceiver or root complex) "
+                                 "or what a network link joins (NICs, network switches, transceivers, retimers)";
       break;
+    }
   }
   if (why)
     input_error(file, place, std::string(to_string(l.type)) + " link between a " + std::string(to_string(a)) + " and a " +
                                  std::string(to_string(b)) + ": " + why);
+}
+
+// What the GPUs can carry, and PCIe's shape. A PCIe link trains at the lowest generation of
+// its ends and a GPU's 16 lanes at most (a V100 runs Gen3 in a Gen4 slot: hardware.md), so
+// links are set to that, with a note. A GPU's NVLink links are of its generation and no
+// more than it has. PCIe is a tree: every device has one upstream port and switches form
+// no loop, so a loop or a second uplink is an error (routes would be ambiguous).
+void check_devices_and_tree(const std::vector<Node>& nodes, std::vector<Link>& links, const std::string& file) {
+  std::vector<int> nvlinks(nodes.size(), 0), uplinks(nodes.size(), 0);
+  std::vector<int> parent(nodes.size());
+  for (size_t v = 0; v < nodes.size(); ++v) parent[v] = static_cast<int>(v);
+  auto root = [&](int v) {
+    while (parent[v] != v) v = parent[v] = parent[parent[v]];
+    return v;
+  };
+  auto network_end = [](NodeType n) {
+    return n == NodeType::nic || n == NodeType::network_switch || n == NodeType::optical_transceiver || n == NodeType::retimer;
+  };
+  for (size_t i = 0; i < links.size(); ++i) {
+    Link& l = links[i];
+    const std::string place = "links[" + std::to_string(i) + "]";
+    if (l.type == LinkType::nvlink) {
+      for (int end : {l.from, l.to}) {
+        const Node& n = nodes[end];
+        if (n.type != NodeType::gpu) continue;
+        const gpu::GpuSpec spec = gpu::find_gpu_spec(n.model);
+        if (spec.nvlink_links == 0) input_error(file, place, "NVLink at " + n.name + " (" + spec.name + "), which has no NVLink");
+        if (l.generation != spec.nvlink_generation)
+          input_error(file, place, "NVLink generation " + std::to_string(l.generation) + " at " + n.name + " (" + spec.name +
+                                       "), whose NVLink is generation " + std::to_string(spec.nvlink_generation));
+        if ((nvlinks[end] += l.links) > spec.nvlink_links)
+          input_error(file, place, n.name + " (" + spec.name + ") has " + std::to_string(spec.nvlink_links) +
+                                       " NVLink links; its NVLink links add up to " + std::to_string(nvlinks[end]) + " here");
+      }
+      continue;
+    }
+    const bool pcie_class = l.type == LinkType::pcie ||
+                            (l.type == LinkType::optical && !(network_end(nodes[l.from].type) && network_end(nodes[l.to].type)));
+    if (!pcie_class) continue;
+    if (l.generation > 0) {
+      int gen = l.generation, lanes = l.lanes;
+      std::string why;
+      for (int end : {l.from, l.to}) {
+        const Node& n = nodes[end];
+        int max_gen = 0, max_lanes = 0;
+        if (n.type == NodeType::gpu) {
+          const gpu::GpuSpec spec = gpu::find_gpu_spec(n.model);
+          max_gen = spec.pcie_generation;
+          max_lanes = 16;
+          if (max_gen < gen || max_lanes < lanes)
+            why += (why.empty() ? "" : "; ") + n.name + " (" + spec.name + ") is Gen" + std::to_string(max_gen) + " x16";
+        } else if (n.type == NodeType::pcie_switch) {
+          max_gen = n.generation;
+          if (max_gen < gen) why += (why.empty() ? "" : "; ") + n.name + " is a Gen" + std::to_string(max_gen) + " switch";
+        }
+        if (max_gen > 0) gen = std::min(gen, max_gen);
+        if (max_lanes > 0) lanes = std::min(lanes, max_lanes);
+      }
+      if (gen != l.generation || lanes != l.lanes) {
+        l.trained = "written Gen" + std::to_string(l.generation) + " x" + std::to_string(l.lanes) + ", trains at Gen" +
+                    std::to_string(gen) + " x" + std::to_string(lanes) + ": " + why;
+        l.generation = gen;
+        l.lanes = lanes;
+        l.bandwidth_Bps = pcie::link_bandwidth_Bps(gen, lanes, l.max_payload_B) * param("pcie.link.efficiency");
+      }
+    }
+    for (int end : {l.from, l.to})
+      if ((nodes[end].type == NodeType::gpu || nodes[end].type == NodeType::nic) && ++uplinks[end] > 1)
+        input_error(file, place, "a second PCIe link at " + nodes[end].name + ": a device has one upstream port");
+    const int a = root(l.from), b = root(l.to);
+    if (a == b)
+      input_error(file, place, "closes a loop of PCIe links (through " + nodes[l.from].name + " and " + nodes[l.to].name +
+                                   "): PCIe is a tree, and a loop would make routes ambiguous");
+    parent[a] = b;
+  }
 }
 
 }  // namespace
@@ -378,6 +479,7 @@ Topology Topology::parse(const json& doc, const std::string& file) {
                                    "with its lanes, NVLink links or rate added up");
     t.links_.push_back(std::move(l));
   }
+  check_devices_and_tree(t.nodes_, t.links_, file);
   t.finish(file);
   if (composition) {
     if (!composition->is_object()) input_error(file, "composition", "expected an object of host name -> list of device names");

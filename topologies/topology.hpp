@@ -46,10 +46,13 @@ struct Link {
   int from = -1, to = -1;  // node indices; "forward" is from -> to
   double bandwidth_Bps = 0;  // per direction
   double latency_s = 0;
-  // As given, for printing and for what-if edits.
+  // As given, except that a PCIe link's generation and lanes are those it trains at: the
+  // lowest generation of its ends (a GPU's model, a switch's "generation") and at most a
+  // GPU's 16 lanes. `trained` says why when that is below what the file gives.
   int generation = 0, lanes = 0, links = 0, max_payload_B = 0;
   double length_m = 0, rate_Gbps = 0;
   std::string medium;
+  std::string trained;
 };
 
 // Vertex property: node index; edge property: link index (both index into the vectors).
