@@ -4,6 +4,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -87,9 +88,12 @@ topo::GenerateOptions generator_options(const json& p, const std::string& place)
     const json& v = p.at(k);
     const bool ok = std::is_same_v<T, std::string> ? v.is_string()
                     : std::is_same_v<T, bool>      ? v.is_boolean()
-                    : std::is_same_v<T, int>       ? v.is_number_integer()
+                    : std::is_same_v<T, int>       ? v.is_number_integer() && (v.is_number_unsigned() ? v.get<unsigned long long>() <= 1000000000ull
+                                                                                                     : std::llabs(v.get<long long>()) <= 1000000000ll)
                                                    : v.is_number();
-    if (!ok) input_error("", place, std::string("parameter \"") + k + "\" = " + v.dump() + " has the wrong type");
+    if (!ok)
+      input_error("", place, std::string("parameter \"") + k + "\" = " + v.dump() +
+                                 (std::is_same_v<T, int> && v.is_number_integer() ? " is out of range" : " has the wrong type"));
     field = v.get<T>();
   };
   get("placement", g.placement);
@@ -266,7 +270,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
           input_error(spec_file, place, "\"" + it.key() + "\" is a generator parameter, which a point with a \"topology\" ignores");
     } else {
       try {
-        topo::generate_topology(generator_options(p.params, place));
+        topo::generate_topology(generator_options(p.params, ""));
       } catch (const InputError& e) {
         input_error(spec_file, place, e.what());
       }

@@ -1563,6 +1563,8 @@ TEST(Cli, SweepSpecErrors) {
       {[](json& s) { s["points"][0]["uplink_gen"] = 1; }, "\"uplink_gen\" is a generator parameter, which a point with a \"topology\" ignores"},
       {[](json& s) { s["points"][0]["label"] = 7; }, "points[0]: \"label\" must be a string"},
       {[](json& s) { s["traces"] = {"/nonexistent/t.json"}; }, "point 0: trace \"/nonexistent/t.json\" not found"},
+      // A generated point: get<int>() would have read 4294967300 GPUs as 4.
+      {[](json& s) { s["points"][0] = {{"gpus", 4294967300LL}, {"ranks", 1}}; }, "point 0: parameter \"gpus\" = 4294967300 is out of range"},
   };
   for (const auto& c : cases) {
     json spec = good;
