@@ -628,42 +628,48 @@ int cmd_import(const std::string& path, const std::string& out, bool out_given) 
   return 0;
 }
 
-int cmd_topology(const std::string& name, const std::string& dot, const std::vector<std::string>& route_ends) {
+int cmd_topology(const std::string& name, const std::string& dot, bool dot_given, const std::vector<std::string>& route_ends) {
+  if (dot_given && dot.empty()) input_error("", "--dot", "expected a file name");
   topo::Topology t = load_topology(name, "");
-  auto write_dot = [&] {
-    if (dot.empty()) return;
-    sim::write_file_atomically(dot, t.to_dot(), "--dot");
-    std::printf("wrote %s\n", dot.c_str());
+  // Everything is computed before anything is printed or written: a route that cannot be
+  // found, or a --dot path that cannot be written, leaves no partial listing.
+  std::string text;
+  auto line = [&text](const char* fmt, auto... args) {
+    const int n = std::snprintf(nullptr, 0, fmt, args...);
+    std::string buf(static_cast<size_t>(std::max(n, 0)) + 1, '\0');
+    std::snprintf(buf.data(), buf.size(), fmt, args...);
+    text += buf.c_str();
   };
   if (route_ends.size() == 2) {
     auto a = t.find_node(route_ends[0]), b = t.find_node(route_ends[1]);
     if (!a || !b) input_error(t.file(), "--route", "unknown node \"" + (a ? route_ends[1] : route_ends[0]) + "\"");
-    std::printf("%s\n", topo::describe(t, topo::route(t, *a, *b)).c_str());
-    write_dot();
-    return 0;
+    text = topo::describe(t, topo::route(t, *a, *b)) + "\n";
+  } else {
+    line("topology %s (%s): %zu nodes, %zu links, %zu GPUs, P2P %s\n", t.name().c_str(), t.file().c_str(), t.nodes().size(),
+         t.links().size(), t.gpus().size(), t.p2p_enabled() ? "on" : "off");
+    text += "nodes:\n";
+    for (const auto& n : t.nodes())
+      line("  %-14s %-20s latency %.3f us%s%s\n", n.name.c_str(), std::string(topo::to_string(n.type)).c_str(), n.latency_s * 1e6,
+           n.model.empty() ? "" : (", model " + n.model).c_str(),
+           n.type == topo::NodeType::gpu ? (n.p2p ? ", PCIe P2P capable" : ", no PCIe P2P") : "");
+    text += "links:\n";
+    for (const auto& l : t.links())
+      line("  %-22s %-16s %s <-> %s  %.2f GB/s per direction, latency %.3f us%s\n", l.name.c_str(),
+           std::string(topo::to_string(l.type)).c_str(), t.nodes()[l.from].name.c_str(), t.nodes()[l.to].name.c_str(),
+           l.bandwidth_Bps / 1e9, l.latency_s * 1e6, l.trained.empty() ? "" : (" (" + l.trained + ")").c_str());
+    const auto& g = t.gpus();
+    text += "routes:\n";
+    for (size_t i = 0; i < g.size(); ++i) {
+      text += "  " + topo::describe(t, topo::route(t, g[i], t.host_of(g[i]))) + "\n";
+      for (size_t j = 0; j < g.size(); ++j)
+        if (i != j) text += "  " + topo::describe(t, topo::route(t, g[i], g[j])) + "\n";
+    }
   }
-  std::printf("topology %s (%s): %zu nodes, %zu links, %zu GPUs, P2P %s\n", t.name().c_str(), t.file().c_str(), t.nodes().size(),
-              t.links().size(), t.gpus().size(), t.p2p_enabled() ? "on" : "off");
-  std::printf("nodes:\n");
-  for (const auto& n : t.nodes())
-    std::printf("  %-14s %-20s latency %.3f us%s%s\n", n.name.c_str(), std::string(topo::to_string(n.type)).c_str(), n.latency_s * 1e6,
-                n.model.empty() ? "" : (", model " + n.model).c_str(),
-                n.type == topo::NodeType::gpu ? (n.p2p ? ", PCIe P2P capable" : ", no PCIe P2P") : "");
-  std::printf("links:\n");
-  for (const auto& l : t.links())
-    std::printf("  %-22s %-16s %s <-> %s  %.2f GB/s per direction, latency %.3f us%s\n", l.name.c_str(),
-                std::string(topo::to_string(l.type)).c_str(), t.nodes()[l.from].name.c_str(), t.nodes()[l.to].name.c_str(),
-                l.bandwidth_Bps / 1e9, l.latency_s * 1e6, l.trained.empty() ? "" : (" (" + l.trained + ")").c_str());
-  std::vector<std::pair<int, int>> pairs;
-  const auto& g = t.gpus();
-  for (size_t i = 0; i < g.size(); ++i) {
-    pairs.emplace_back(g[i], t.host_of(g[i]));
-    for (size_t j = 0; j < g.size(); ++j)
-      if (i != j) pairs.emplace_back(g[i], g[j]);
+  if (!dot.empty()) {
+    sim::write_file_atomically(dot, t.to_dot(), "--dot");
+    text += "wrote " + dot + "\n";
   }
-  std::printf("routes:\n");
-  for (auto [a, b] : pairs) std::printf("  %s\n", topo::describe(t, topo::route(t, a, b)).c_str());
-  write_dot();
+  std::fputs(text.c_str(), stdout);
   return 0;
 }
 
@@ -999,7 +1005,7 @@ int main(int argc, char** argv) {
     if (*p2p_cmd) return cmd_p2p(p2p, sg, p2p_cmd->count("--out") > 0);
     if (*coll_cmd) return cmd_collective(coll, sg, coll_cmd->count("--out") > 0);
     if (*import_cmd) return cmd_import(import_path, import_out, import_cmd->count("--out") > 0);
-    if (*topo_cmd) return cmd_topology(topo_name, topo_dot, route_ends);
+    if (*topo_cmd) return cmd_topology(topo_name, topo_dot, topo_cmd->count("--dot") > 0, route_ends);
     if (*models_cmd) {
       std::fputs(format_models_table(markdown).c_str(), stdout);
       return 0;

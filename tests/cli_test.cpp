@@ -1322,6 +1322,29 @@ TEST(Cli, TopologyDot) {
   EXPECT_NE(text.find("gpu7"), std::string::npos);
 }
 
+// The listing is printed whole or not at all: a route that cannot be found (two machines
+// without NICs) or a --dot that cannot be written leaves nothing on stdout.
+TEST(Cli, TopologyListingIsWholeOrNothing) {
+  TempDir tmp;
+  const json two_machines = json::parse(R"({"schema_version": 1, "name": "s", "nodes": [
+    {"name": "cpu0", "type": "host"}, {"name": "cpu1", "type": "host"},
+    {"name": "gpu0", "type": "gpu", "model": "A100"}, {"name": "gpu1", "type": "gpu", "model": "A100"}], "links": [
+    {"from": "cpu0", "to": "gpu0", "type": "pcie", "generation": 4, "lanes": 16},
+    {"from": "cpu1", "to": "gpu1", "type": "pcie", "generation": 4, "lanes": 16}]})");
+  const std::string file = tmp.path() + "/two.json";
+  write_json(file, two_machines);
+  CliResult r = run_cli("topology " + q(file));
+  expect_input_error(r, "route gpu0 -> gpu1: the GPUs are in different machines and one of them has no NIC");
+  EXPECT_EQ(r.out, "");
+  std::ofstream(tmp.path() + "/afile") << "x";
+  r = run_cli("topology pcie-8gpu-gen3 --dot " + q(tmp.path() + "/afile/t.dot"));
+  expect_input_error(r, "--dot");
+  EXPECT_EQ(r.out, "");
+  r = run_cli("topology pcie-8gpu-gen3 --dot ''");
+  expect_input_error(r, "--dot: expected a file name");
+  EXPECT_EQ(r.out, "");
+}
+
 // ---------------------------------------------------------------------------------------
 // 8. list-models and --version.
 
