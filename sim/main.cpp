@@ -387,7 +387,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   std::printf("%-22s %14s %14s %9s\n", "iteration", "measured_ms", "predicted_ms", "error_%");
   for (const auto& r : rep.iterations)
     std::printf("%-22s %14.3f %14.3f %+9.2f%s\n", r.name.c_str(), r.measured_s * 1e3, r.predicted_s * 1e3, r.error_pct,
-                r.warmup ? "  (warm-up, excluded)" : "");
+                r.warmup ? "  (warm-up, excluded)" : r.empty ? "  (no CUDA call, excluded)" : "");
   std::string of;
   for (const auto& sr : rep.breakdown_steps) of += (of.empty() ? "" : " and ") + sr.step + " on rank " + std::to_string(sr.rank);
   if (rep.breakdown_steps.size() > 1) of = "mean of " + of;
@@ -396,7 +396,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
               rep.breakdown.idle_s * 1e3);
   std::printf("summary: predicted %.3f ms vs measured %.3f ms per iteration (median of %zu), error %+.2f%%; %llu ops, %llu flows, %llu collectives in %.3f s\n",
               rep.predicted_iteration_s * 1e3, rep.measured_iteration_s * 1e3,
-              static_cast<size_t>(std::count_if(rep.iterations.begin(), rep.iterations.end(), [](const auto& r) { return !r.warmup; })),
+              static_cast<size_t>(std::count_if(rep.iterations.begin(), rep.iterations.end(), [](const auto& r) { return !r.warmup && !r.empty; })),
               rep.error_pct, static_cast<unsigned long long>(result.ops_simulated), static_cast<unsigned long long>(result.flows),
               static_cast<unsigned long long>(result.collectives), wall);
   for (const auto& n : rep.notes) std::printf("note: %s\n", n.c_str());

@@ -187,6 +187,7 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
       IterationResult r;
       r.name = it.name;
       std::vector<Interval> per_rank;
+      bool calls_in_step = false;
       for (size_t ri = 0; ri < nranks; ++ri) {
         const auto& rt = result.ranks[ri];
         const Workload& w = workloads[rt.workload];
@@ -201,9 +202,14 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
         if (ti != step.thread) off_thread.insert(w.rank);
         const double start = anchor(w, rt, ti, step.ts_ns), end = anchor(w, rt, ti, step.ts_ns + step.dur_ns);
         per_rank.emplace_back(start, end);
+        const auto& ops = w.threads[ti].ops;
+        const auto first_in = std::lower_bound(ops.begin(), ops.end(), step.ts_ns,
+                                               [](const trace::CpuOp& op, std::int64_t t) { return op.ts_ns < t; });
+        if (first_in != ops.end() && first_in->ts_ns <= step.ts_ns + step.dur_ns) calls_in_step = true;
         r.measured_s = std::max(r.measured_s, step.dur_ns * 1e-9);
         r.predicted_s = std::max(r.predicted_s, end - start);
       }
+      r.empty = !calls_in_step;
       rep.iterations.push_back(std::move(r));
       windows.push_back(std::move(per_rank));
     }
@@ -250,28 +256,67 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
   }
   for (auto& r : rep.iterations) r.error_pct = r.measured_s > 0 ? 100.0 * (r.predicted_s - r.measured_s) / r.measured_s : 0.0;
 
-  // Warm-up: the first `warmup` steps, or leading steps > 20% from the median.
+  // Steps without a CUDA call time nothing composim replays: left out, unless all are.
+  std::vector<size_t> cand;
+  for (size_t i = 0; i < rep.iterations.size(); ++i)
+    if (!rep.iterations[i].empty) cand.push_back(i);
+  if (cand.empty()) {
+    for (size_t i = 0; i < rep.iterations.size(); ++i) rep.iterations[i].empty = false, cand.push_back(i);
+  } else if (cand.size() < rep.iterations.size()) {
+    std::string names;
+    size_t n_empty = 0;
+    for (const auto& r : rep.iterations)
+      if (r.empty && n_empty++ < 3) names += (names.empty() ? "" : ", ") + r.name;
+    rep.notes.push_back(std::to_string(n_empty) + " step(s) (" + names + (n_empty > 3 ? ", ..." : "") +
+                        ") have no CUDA call and are not compared");
+  }
+  // Warm-up: the first `warmup` steps, or leading odd steps (below).
   size_t skip = 0;
   if (warmup >= 0) {
-    if (rep.has_marks && static_cast<size_t>(warmup) >= rep.iterations.size())
+    if (rep.has_marks && static_cast<size_t>(warmup) >= cand.size())
       input_error("", "--warmup", "--warmup " + std::to_string(warmup) + " leaves no step to measure: the trace has " +
-                                      std::to_string(rep.iterations.size()) + " steps" +
+                                      std::to_string(cand.size()) + " steps" + (cand.size() < rep.iterations.size() ? " with CUDA calls" : "") +
                                       (nranks > 1 ? " in every rank's trace" : ""));
-    skip = std::min<size_t>(static_cast<size_t>(warmup), rep.iterations.size() - 1);
-  } else if (rep.iterations.size() > 2) {
+    skip = std::min<size_t>(static_cast<size_t>(warmup), cand.size() - 1);
+  } else if (cand.size() > 2) {
+    // Warm-up is a short run of odd steps before steady ones: the leading steps more than
+    // 20% from the median, when fewer than half the steps and every later step is within
+    // 20%. Steps that vary throughout (gradient accumulation: 10, 20, 10, 20 ms) have no
+    // warm-up to find, and are all kept.
     std::vector<double> all;
-    for (const auto& r : rep.iterations) all.push_back(r.measured_s);
+    for (size_t i : cand) all.push_back(rep.iterations[i].measured_s);
     const double med = median(all);
-    while (skip + 1 < rep.iterations.size() && std::abs(rep.iterations[skip].measured_s - med) > 0.2 * med) ++skip;
+    auto odd = [&](size_t k) { return std::abs(rep.iterations[cand[k]].measured_s - med) > 0.2 * med; };
+    size_t run = 0;
+    while (run < cand.size() && odd(run)) ++run;
+    bool steady_after = true;
+    for (size_t k = run; k < cand.size(); ++k) steady_after = steady_after && !odd(k);
+    if (run > 0 && 2 * run < cand.size() && steady_after) {
+      skip = run;
+      rep.notes.push_back(std::to_string(skip) + " leading step(s) (" + rep.iterations[cand[0]].name +
+                          (skip > 1 ? " to " + rep.iterations[cand[skip - 1]].name : "") +
+                          ") are more than 20% from the median step and excluded as warm-up (--warmup 0 keeps them)");
+    }
   }
   std::vector<double> meas, pred;
   std::vector<size_t> kept;
-  for (size_t i = 0; i < rep.iterations.size(); ++i) {
-    rep.iterations[i].warmup = i < skip;
-    if (i >= skip) {
-      meas.push_back(rep.iterations[i].measured_s);
-      pred.push_back(rep.iterations[i].predicted_s);
-      kept.push_back(i);
+  for (size_t k = 0; k < cand.size(); ++k) {
+    rep.iterations[cand[k]].warmup = k < skip;
+    if (k >= skip) {
+      meas.push_back(rep.iterations[cand[k]].measured_s);
+      pred.push_back(rep.iterations[cand[k]].predicted_s);
+      kept.push_back(cand[k]);
+    }
+  }
+  // Steps that vary widely: the median stands for them, and the user should know.
+  if (meas.size() > 1) {
+    const auto [lo, hi] = std::minmax_element(meas.begin(), meas.end());
+    const double med = median(meas);
+    if (*hi > 1.2 * med || *lo < 0.8 * med) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "the %zu measured steps take %.3f to %.3f ms, more than 20%% around their median: the headline is that median",
+                    meas.size(), *lo * 1e3, *hi * 1e3);
+      rep.notes.push_back(buf);
     }
   }
   rep.measured_iteration_s = median(meas);
@@ -314,7 +359,7 @@ std::string summary_json(const RunReport& rep, const ReplayResult& res, const nl
   j["breakdown"]["of"] = std::move(of);
   auto iters = nlohmann::ordered_json::array();
   for (const auto& r : rep.iterations)
-    iters.push_back({{"name", r.name}, {"measured_s", r.measured_s}, {"predicted_s", r.predicted_s}, {"error_pct", r.error_pct}, {"warmup", r.warmup}});
+    iters.push_back({{"name", r.name}, {"measured_s", r.measured_s}, {"predicted_s", r.predicted_s}, {"error_pct", r.error_pct}, {"warmup", r.warmup}, {"empty", r.empty}});
   j["iterations"] = std::move(iters);
   j["has_step_marks"] = rep.has_marks;
   j["ranks"] = res.ranks.size();
@@ -329,9 +374,9 @@ std::string summary_json(const RunReport& rep, const ReplayResult& res, const nl
 }
 
 std::string iterations_csv(const RunReport& rep) {
-  std::string s = "iteration,measured_s,predicted_s,error_pct,warmup\n";
+  std::string s = "iteration,measured_s,predicted_s,error_pct,warmup,empty\n";
   for (const auto& r : rep.iterations)
-    s += r.name + "," + fmt(r.measured_s) + "," + fmt(r.predicted_s) + "," + fmt(r.error_pct) + "," + (r.warmup ? "1" : "0") + "\n";
+    s += csv_field(r.name) + "," + fmt(r.measured_s) + "," + fmt(r.predicted_s) + "," + fmt(r.error_pct) + "," + (r.warmup ? "1" : "0") + "," + (r.empty ? "1" : "0") + "\n";
   return s;
 }
 

@@ -6,9 +6,12 @@
 // Iterations: each ProfilerStep#N mark is anchored to the CPU operations around it on its
 // thread, so its predicted start and end move with the replayed operations. Steps are
 // matched across ranks by name; those not in every rank's trace are left out (with a note).
-// A step costs what the slowest rank makes it cost (max over ranks). Warm-up steps (leading
-// steps more than 20% away from the median, or the first --warmup N) are reported but
-// excluded from the medians. Traces without marks are one iteration spanning the trace.
+// A step costs what the slowest rank makes it cost (max over ranks). Warm-up steps (the
+// first --warmup N; by default the leading steps more than 20% from the median, when fewer
+// than half the steps and every later step is within 20%) are reported but excluded from
+// the medians, with a note; a note also says when the kept steps vary by more than 20%.
+// Steps without a CUDA call on any rank (empty annotations) are excluded too, with a note.
+// Traces without marks are one iteration spanning the trace.
 //
 // Breakdown of the median step (the mean of the two middle steps for an even count), on
 // the rank that sets its time, so its parts add up to the predicted iteration time:
@@ -35,6 +38,7 @@ struct IterationResult {
   std::string name;
   double measured_s = 0, predicted_s = 0, error_pct = 0;
   bool warmup = false;
+  bool empty = false;  // no CUDA call in the step on any rank: it times nothing composim models
 };
 
 struct Breakdown {

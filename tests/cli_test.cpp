@@ -434,6 +434,63 @@ TEST(Cli, SelfReplayNsResolutionOnDgx1V100) { expect_self_replay(kNsResolution, 
 TEST(Cli, SelfReplayResnet50OnDgx1V100) { expect_self_replay(kResnet50, "dgx1-v100", 176.27); }
 
 // ---------------------------------------------------------------------------------------
+// Steps of the given lengths (ms), each a ProfilerStep# annotation around one kernel launch
+// and a cudaDeviceSynchronize that waits for it; `calls` false leaves a step's annotation
+// empty (no CUDA call).
+json stepped_trace(const std::vector<double>& step_ms, const std::vector<bool>& calls = {}) {
+  json ev = json::array();
+  double t = 0;
+  int corr = 0;
+  for (size_t i = 0; i < step_ms.size(); ++i) {
+    const double start = t, kernel_us = step_ms[i] * 1e3;
+    if (calls.empty() || calls[i]) {
+      ++corr;
+      ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1}, {"ts", t + 5},
+                    {"dur", 5}, {"args", {{"correlation", corr}}}});
+      ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "gemm"}, {"pid", 0}, {"tid", 7}, {"ts", t + 12}, {"dur", kernel_us},
+                    {"args", {{"device", 0}, {"stream", 7}, {"correlation", corr}}}});
+      ++corr;
+      ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaDeviceSynchronize"}, {"pid", 1}, {"tid", 1}, {"ts", t + 11},
+                    {"dur", kernel_us + 5}, {"args", {{"correlation", corr}}}});
+    }
+    t += kernel_us + 30;
+    ev.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", "ProfilerStep#" + std::to_string(i + 1)}, {"pid", 1}, {"tid", 1},
+                  {"ts", start}, {"dur", t - start}, {"args", json::object()}});
+  }
+  return {{"schemaVersion", 1}, {"deviceProperties", json::array({{{"id", 0}, {"name", "Tesla V100-PCIE-32GB"}}})}, {"traceEvents", ev}};
+}
+
+// Warm-up is a short run of odd leading steps before steady ones, excluded with a note;
+// steps that alternate (gradient accumulation) are all kept, their median is the headline
+// and a note says they vary (the old rule kept only the last of 10, 20, 10, 20, 10, 20 ms);
+// steps without a CUDA call are left out.
+TEST(Cli, StepsWarmupVaryingAndEmpty) {
+  TempDir tmp;
+  auto run = [&](const std::string& name, const json& t) {
+    const CliResult r = run_cli("run --trace " + q(tmp.write(name, t.dump())) + " --topology pcie-8gpu-gen3");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  // Each step: 30 us of calls around the kernel.
+  std::string out = run("alternating.json", stepped_trace({10, 20, 10, 20, 10, 20}));
+  EXPECT_NE(out.find("measured 15.030 ms per iteration (median of 6)"), std::string::npos) << out;
+  EXPECT_NE(out.find("note: the 6 measured steps take 10.030 to 20.030 ms, more than 20% around their median"), std::string::npos) << out;
+  EXPECT_EQ(out.find("warm-up"), std::string::npos) << out;
+
+  out = run("warmup.json", stepped_trace({20, 10, 10, 10}));
+  EXPECT_NE(out.find("measured 10.030 ms per iteration (median of 3)"), std::string::npos) << out;
+  EXPECT_NE(out.find("note: 1 leading step(s) (ProfilerStep#1) are more than 20% from the median step and excluded as warm-up"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("more than 20% around their median"), std::string::npos) << out;
+
+  out = run("empty.json", stepped_trace({10, 10, 10, 0.01, 0.01, 0.01, 0.01}, {true, true, true, false, false, false, false}));
+  EXPECT_NE(out.find("measured 10.030 ms per iteration (median of 3)"), std::string::npos) << out;
+  EXPECT_NE(out.find("note: 4 step(s) (ProfilerStep#4, ProfilerStep#5, ProfilerStep#6, ...) have no CUDA call and are not compared"),
+            std::string::npos)
+      << out;
+}
+
 // 5. Every other trace with GPU activity replays to completion.
 
 namespace {
