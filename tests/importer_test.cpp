@@ -237,3 +237,26 @@ TEST(Importer, RejectsOutOfRangeEventFields) {
   // A numeric string stream id is what some exporters write: accepted.
   EXPECT_EQ(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": "7"})")), "");
 }
+
+// Events the importer does not read (cpu_op, flows) are dropped while parsing, but the
+// others keep their index in errors; a file that is not a regular file is refused (reading
+// /dev/zero never ended).
+TEST(Importer, DroppedEventsKeepIndicesAndOnlyRegularFiles) {
+  TempDir d;
+  const std::string path = d.write("t.json", R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 2},
+    {"ph": "s", "cat": "ac2g", "name": "launch", "pid": 1, "tid": 1, "ts": 1, "id": 5},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": -3, "args": {"stream": 7}}]})");
+  try {
+    trace::load_workload(path);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("traceEvents[2] (\"k\"): \"dur\" = -3 is out of range"), std::string::npos) << e.what();
+  }
+  try {
+    trace::load_workload("/dev/null");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "/dev/null: is not a regular file (a trace is read from a file, plain or gzip)");
+  }
+}

@@ -8,10 +8,14 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <istream>
 #include <map>
+#include <set>
 #include <sstream>
+#include <streambuf>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
+#include <vector>
 
 #include "models/error.hpp"
 #include "traces/workload_json.hpp"
@@ -174,21 +178,172 @@ constexpr double kMaxUs = 1e12;  // 11.6 days in microseconds
 
 }  // namespace
 
+namespace {
+
+// The decompressed bytes of a plain or gzip file, read in blocks as the parser asks for
+// them: the text is never held whole (a 2 GiB gzip of blanks took 8 GB when it was).
+// Errors (corrupt or truncated gzip) are thrown from underflow() as InputError, and the
+// JSON parser passes them on.
+class GzStreamBuf : public std::streambuf {
+ public:
+  explicit GzStreamBuf(const std::string& path) : path_(path) {
+    f_ = gzopen(path.c_str(), "rb");
+    if (!f_) input_error(path, "", std::string("cannot open for reading: ") + std::strerror(errno));
+    gzbuffer(f_, 1 << 17);
+  }
+  ~GzStreamBuf() override {
+    if (f_) gzclose(f_);
+  }
+  GzStreamBuf(const GzStreamBuf&) = delete;
+  GzStreamBuf& operator=(const GzStreamBuf&) = delete;
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    const int n = gzread(f_, buf_, sizeof buf_);
+    if (n < 0) {
+      int err = 0;
+      const std::string msg = gzerror(f_, &err);
+      input_error(path_, "byte " + std::to_string(consumed_) + " of the decompressed data", "corrupt or truncated gzip data (" + msg + ")");
+    }
+    if (n == 0) {
+      // zlib reports a gzip stream cut short as a clean end of file with Z_BUF_ERROR.
+      int err = Z_OK;
+      const char* msg = gzerror(f_, &err);
+      if (err == Z_BUF_ERROR)
+        input_error(path_, "byte " + std::to_string(consumed_) + " of the decompressed data",
+                    "truncated gzip file (" + std::string(msg ? msg : "") + ")");
+      return traits_type::eof();
+    }
+    consumed_ += static_cast<size_t>(n);
+    setg(buf_, buf_, buf_ + n);
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  std::string path_;
+  gzFile f_ = nullptr;
+  char buf_[1 << 16];
+  size_t consumed_ = 0;
+};
+
+// Whether the importer reads a trace event (pass 1 of kineto_from_json skips the others):
+// complete ("X") events of the GPU, CUDA call, sync and ProfilerStep categories. Dropping
+// the rest while parsing (cpu_op, python_function, ac2g flows: two thirds of a typical
+// trace) keeps their JSON out of memory.
+bool event_is_read(const json& e) {
+  auto ph = e.find("ph");
+  if (ph == e.end() || !ph->is_string()) return true;  // not an event: pass 1 says what is wrong
+  if (ph->get_ref<const std::string&>() != "X") return false;
+  auto cat = e.find("cat");
+  if (cat == e.end() || !cat->is_string()) return false;
+  static const std::set<std::string> kRead = {"kernel",      "Kernel",  "gpu_memcpy",  "Memcpy",   "gpu_memset",
+                                              "Memset",      "cuda_runtime", "Runtime", "cuda_driver", "cuda_sync"};
+  const std::string& c = cat->get_ref<const std::string&>();
+  if (kRead.count(c)) return true;
+  if (c != "user_annotation" && c != "Operator" && c != "cpu_op") return false;
+  auto name = e.find("name");
+  return name != e.end() && name->is_string() && name->get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0;
+}
+
+
+
+// A DOM builder for nlohmann's SAX parser that keeps only the events the importer reads:
+// an event it does not read becomes an empty object as soon as it is parsed, so that the
+// others keep their index (errors name traceEvents[i]) and its keys leave memory. Parse
+// errors are kept (byte and message) for the caller to report.
+class TraceDomBuilder : public nlohmann::json_sax<json> {
+ public:
+  json root;
+  std::size_t error_byte = 0;
+  std::string error;
+  bool malformed = false;  // a syntax error (else an unreadable value, e.g. 1e400)
+
+  bool null() override { return put(nullptr); }
+  bool boolean(bool v) override { return put(v); }
+  bool number_integer(number_integer_t v) override { return put(v); }
+  bool number_unsigned(number_unsigned_t v) override { return put(v); }
+  bool number_float(number_float_t v, const string_t&) override { return put(v); }
+  bool string(string_t& v) override { return put(std::move(v)); }
+  bool binary(binary_t& v) override { return put(json::binary(std::move(v))); }
+  bool start_object(std::size_t) override {
+    stack_.push_back(slot(json::object()));
+    return true;
+  }
+  bool key(string_t& k) override {
+    key_ = std::move(k);
+    return true;
+  }
+  bool end_object() override {
+    json* done = stack_.back();
+    stack_.pop_back();
+    // An element of a top-level array, or of an array one level down (traceEvents).
+    if (stack_.size() <= 2 && !stack_.empty() && stack_.back()->is_array() && !event_is_read(*done)) *done = json::object();
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    stack_.push_back(slot(json::array()));
+    return true;
+  }
+  bool end_array() override {
+    stack_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& e) override {
+    error_byte = byte;
+    error = e.what();
+    malformed = dynamic_cast<const json::parse_error*>(&e) != nullptr;
+    return false;
+  }
+
+ private:
+  json* slot(json&& v) {
+    if (stack_.empty()) {
+      root = std::move(v);
+      return &root;
+    }
+    json& top = *stack_.back();
+    if (top.is_array()) {
+      top.push_back(std::move(v));
+      return &top.back();
+    }
+    json& s = top[key_];
+    s = std::move(v);
+    return &s;
+  }
+  template <typename T>
+  bool put(T&& v) {
+    slot(json(std::forward<T>(v)));
+    return true;
+  }
+  std::vector<json*> stack_;
+  std::string key_;
+};
+
+}  // namespace
+
 json parse_trace_file(const std::string& path) {
-  const std::string text = read_maybe_gzip(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) input_error(path, "", "is a directory, not a trace file");
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    input_error(path, "", "is not a regular file (a trace is read from a file, plain or gzip)");
+  TraceDomBuilder dom;
+  {
+    GzStreamBuf buf(path);
+    std::istream in(&buf);
+    if (!json::sax_parse(in, &dom)) {
+      if (dom.malformed) input_error(path, "byte " + std::to_string(dom.error_byte), "malformed JSON: " + dom.error);
+      input_error(path, "", "unreadable JSON: " + dom.error);
+    }
+  }
   // composim's own IR is written or edited by people too: a key given twice is an error
-  // there, as in topologies. Profiler traces are machine-written (and large): parsed as is.
-  if (text.find("\"composim_workload\"") != std::string::npos) {
-    std::istringstream in(text);
+  // there, as in topologies, so it is read again with that check. Profiler traces are
+  // machine-written (and large): parsed as they are.
+  if (dom.root.is_object() && dom.root.contains("composim_workload")) {
+    std::istringstream in(read_maybe_gzip(path));
     return parse_json_input(in, path);
   }
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    input_error(path, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
-  } catch (const json::exception& e) {  // e.g. a number too large for a double
-    input_error(path, "", std::string("unreadable JSON: ") + e.what());
-  }
+  return std::move(dom.root);
 }
 
 Workload import_kineto(const std::string& path) { return kineto_from_json(parse_trace_file(path), path); }
