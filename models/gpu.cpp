@@ -24,6 +24,8 @@ struct Entry {
   GpuSpec spec;
 };
 const Entry kTable[] = {
+    {"v100-pcie", {"V100", 3, true, 900e9, 70, 0, 0}},  // the PCIe card has no NVLink
+    {"v100 pcie", {"V100", 3, true, 900e9, 70, 0, 0}},
     {"v100", {"V100", 3, true, 900e9, 70, 2, 6}},
     {"a100", {"A100", 4, true, 1555e9, 80, 3, 12}},
     {"h100", {"H100", 5, true, 3350e9, 90, 4, 18}},
@@ -51,7 +53,8 @@ GpuSpec find_gpu_spec(std::string_view model_name, bool* known) {
 
 std::string known_gpu_models() {
   std::string out;
-  for (const auto& e : kTable) out += (out.empty() ? "" : ", ") + e.spec.name;
+  for (const auto& e : kTable)
+    if ((", " + out + ",").find(", " + e.spec.name + ",") == std::string::npos) out += (out.empty() ? "" : ", ") + e.spec.name;
   return out;
 }
 

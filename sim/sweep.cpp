@@ -89,7 +89,7 @@ topo::GenerateOptions generator_options(const json& p, const std::string& place)
     const bool ok = std::is_same_v<T, std::string> ? v.is_string()
                     : std::is_same_v<T, bool>      ? v.is_boolean()
                     : std::is_same_v<T, int>       ? v.is_number_integer() && (v.is_number_unsigned() ? v.get<unsigned long long>() <= 1000000000ull
-                                                                                                     : std::llabs(v.get<long long>()) <= 1000000000ll)
+                                                                                                     : v.get<long long>() >= -1000000000ll && v.get<long long>() <= 1000000000ll)
                                                    : v.is_number();
     if (!ok)
       input_error("", place, std::string("parameter \"") + k + "\" = " + v.dump() +

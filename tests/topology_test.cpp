@@ -225,20 +225,52 @@ TEST(Topology, NvlinkMatchesTheGpu) {
   EXPECT_EQ(error_of(with_nvlink("V100", 2, 18)), "t.json: links[3]: gpu0 (V100) has 6 NVLink links; its NVLink links add up to 18 here");
 }
 
-// PCIe is a tree: a loop of switches or a device with two uplinks would make routes
-// ambiguous (a loop through a slow link was taken as the route).
-TEST(Topology, PcieIsATree) {
+// PCIe is a tree below each root complex: a loop of switches, a root complex reaching the
+// same switches twice, or a GPU with two uplinks would make routes ambiguous (a loop through
+// a slow link was taken as the route). Hosts cabled to several chassis switches (loops
+// through two root complexes) and a NIC on two sockets (Socket Direct) are real systems.
+TEST(Topology, PcieIsATreeBelowEachRootComplex) {
   auto doc = small();
   doc["nodes"].push_back({{"name", "sw1"}, {"type", "pcie_switch"}, {"generation", 4}});
-  doc["links"].push_back({{"from", "cpu0"}, {"to", "sw1"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}});
+  doc["links"].push_back({{"from", "sw0"}, {"to", "sw1"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}});
   EXPECT_EQ(error_of(doc), "");
-  auto loop = doc;
-  loop["links"].push_back({{"from", "sw0"}, {"to", "sw1"}, {"type", "pcie"}, {"generation", 1}, {"lanes", 1}});
-  EXPECT_EQ(error_of(loop), "t.json: links[4]: closes a loop of PCIe links (through sw0 and sw1): PCIe is a tree, and a loop would make "
-                            "routes ambiguous");
+  auto through_host = doc;
+  through_host["links"].push_back({{"from", "cpu0"}, {"to", "sw1"}, {"type", "pcie"}, {"generation", 1}, {"lanes", 1}});
+  EXPECT_EQ(error_of(through_host), "t.json: links[4]: closes a loop of PCIe links through cpu0 (links[0] reaches the same switches): below a "
+                                    "root complex PCIe is a tree, and a loop would make routes ambiguous");
+  auto switches = doc;
+  switches["nodes"].push_back({{"name", "sw2"}, {"type", "pcie_switch"}, {"generation", 4}});
+  switches["links"].push_back({{"from", "sw1"}, {"to", "sw2"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}});
+  switches["links"].push_back({{"from", "sw2"}, {"to", "sw0"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}});
+  EXPECT_EQ(error_of(switches), "t.json: links[5]: closes a loop of PCIe links between switches (through sw2 and sw0): below the root "
+                                "complexes PCIe is a tree, and a loop would make routes ambiguous");
   auto two_uplinks = doc;
   two_uplinks["links"].push_back({{"from", "sw1"}, {"to", "gpu0"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}});
-  EXPECT_EQ(error_of(two_uplinks), "t.json: links[4]: a second PCIe link at gpu0: a device has one upstream port");
+  EXPECT_EQ(error_of(two_uplinks), "t.json: links[4]: a second PCIe link at gpu0 (links[1] is the first): a GPU has one upstream port");
+
+  // Two hosts, each cabled to both chassis switches; a NIC on both sockets.
+  auto multi = small();
+  multi["nodes"].push_back({{"name", "cpu1"}, {"type", "host"}});
+  multi["nodes"].push_back({{"name", "sw1"}, {"type", "pcie_switch"}, {"generation", 4}});
+  multi["nodes"].push_back({{"name", "nic0"}, {"type", "nic"}});
+  for (const char* l : {R"({"from": "cpu1", "to": "sw0", "type": "pcie", "generation": 4, "lanes": 16})",
+                        R"({"from": "cpu0", "to": "sw1", "type": "pcie", "generation": 4, "lanes": 16})",
+                        R"({"from": "cpu1", "to": "sw1", "type": "pcie", "generation": 4, "lanes": 16})",
+                        R"({"from": "cpu0", "to": "nic0", "type": "pcie", "generation": 4, "lanes": 8})",
+                        R"({"from": "cpu1", "to": "nic0", "type": "pcie", "generation": 4, "lanes": 8})",
+                        R"({"from": "cpu0", "to": "cpu1", "type": "cpu_interconnect", "bandwidth_Bps": 4e10})"})
+    multi["links"].push_back(json::parse(l));
+  EXPECT_EQ(error_of(multi), "");
+}
+
+// A switch whose generation the file does not state limits no link (its default, 3, sets
+// its latency only).
+TEST(Topology, UnstatedSwitchGenerationLimitsNoLink) {
+  auto doc = small();
+  doc["nodes"][1].erase("generation");
+  const auto t = topo::Topology::parse(doc, "t.json");
+  EXPECT_NEAR(t.links()[1].bandwidth_Bps / 1e9, 28.81 * 0.914, 0.01);
+  EXPECT_TRUE(t.links()[1].trained.empty());
 }
 
 // Values no system has are typos: refused before they reach the engine, where 1e308 s of
@@ -262,7 +294,7 @@ TEST(Topology, AbsurdValuesAreRefused) {
 }
 
 // An optical link is PCIe over optics (generation and lanes: PCIe's rate and efficiency,
-// PCIe's ends) or a line rate between network nodes or PCIe nodes, never two devices.
+// PCIe's ends) or a line rate between network nodes, never two devices.
 TEST(Topology, OpticalLinksAsPcieOrNetwork) {
   auto doc = small();
   doc["links"][1] = {{"from", "sw0"}, {"to", "gpu0"}, {"type", "optical"}, {"generation", 4}, {"lanes", 16}, {"length_m", 10}};
@@ -271,4 +303,8 @@ TEST(Topology, OpticalLinksAsPcieOrNetwork) {
   EXPECT_DOUBLE_EQ(t.links()[1].latency_s, t.links()[2].latency_s);
   doc["links"].push_back({{"from", "gpu0"}, {"to", "gpu1"}, {"type", "optical"}, {"rate_Gbps", 800}, {"length_m", 5}});
   EXPECT_NE(error_of(doc).find("t.json: links[3]: optical link between a gpu and a gpu:"), std::string::npos) << error_of(doc);
+  // A line rate to a GPU would bypass its PCIe generation: PCIe over optics gives one.
+  doc = small();
+  doc["links"][1] = {{"from", "sw0"}, {"to", "gpu0"}, {"type", "optical"}, {"rate_Gbps", 800}, {"length_m", 5}};
+  EXPECT_NE(error_of(doc).find("an optical link given by rate_Gbps is a network link"), std::string::npos) << error_of(doc);
 }

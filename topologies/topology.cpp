@@ -115,8 +115,8 @@ class Fields {
     const json& v = obj_[key];
     if (!v.is_number_integer()) wrong(key, "an integer");
     // get<int>() would wrap 4294967300 around to 4.
-    const bool fits = v.is_number_unsigned() ? v.get<unsigned long long>() <= 1000000000ull
-                                             : v.get<long long>() >= -1000000000ll && v.get<long long>() <= 1000000000ll;
+    const bool fits = v.is_number_unsigned() ? v.get<unsigned long long>() <= 999999999ull
+                                             : v.get<long long>() >= -999999999ll && v.get<long long>() <= 999999999ll;
     if (!fits) wrong(key, "an integer of at most 9 digits");
     return v.get<int>();
   }
@@ -186,6 +186,7 @@ Node parse_node(const json& j, const std::string& file, const std::string& place
       n.p2p_across_root_ports = f.boolean("p2p_across_root_ports", false);
       break;
     case NodeType::pcie_switch:
+      n.generation_given = f.has("generation");
       n.generation = f.integer("generation", 3);
       if (n.generation < 1 || n.generation > 6) f.fail("\"generation\" must be 1-6");
       n.latency_s = f.num("latency_s", pcie::switch_latency_s(n.generation), 0.0, kMaxLatency_s);
@@ -344,19 +345,20 @@ void check_link_ends(const Link& l, const std::vector<Node>& nodes, const std::s
         why = "PCIe joins a device to a switch, retimer, transceiver or root complex, not two devices or two hosts";
       break;
     case LinkType::optical: {
-      // PCIe over optics joins what PCIe joins; a line rate may also be a network link.
+      // PCIe over optics (generation and lanes) joins what PCIe joins; a line rate
+      // (rate_Gbps) is a network link and joins what a network link joins: a GPU's or a
+      // switch's PCIe rate comes from its generation, which a line rate would bypass.
       auto network_end = [](NodeType n) {
         return n == NodeType::nic || n == NodeType::network_switch || n == NodeType::optical_transceiver || n == NodeType::retimer;
       };
       auto pcie_end = [](NodeType n) { return n != NodeType::nvswitch && n != NodeType::network_switch; };
-      const bool as_pcie = both(pcie_end) && !both(device) && !(a == NodeType::host && b == NodeType::host);
-      const bool as_network = l.generation == 0 && both(network_end);
       if (either([](NodeType n) { return n == NodeType::nvswitch; })) why = "an optical link does not reach NVSwitches";
-      else if (!as_pcie && !as_network)
-        why = l.generation > 0 ? "PCIe over optics joins a device to a switch, retimer, transceiver or root complex, not two devices or two "
-                                 "hosts, nor a network switch"
-                               : "an optical link joins what PCIe joins (a device to a switch, retimer, transceiver or root complex) "
-                                 "or what a network link joins (NICs, network switches, transceivers, retimers)";
+      else if (l.generation > 0 && !(both(pcie_end) && !both(device) && !(a == NodeType::host && b == NodeType::host)))
+        why = "PCIe over optics joins a device to a switch, retimer, transceiver or root complex, not two devices or two hosts, nor a "
+              "network switch";
+      else if (l.generation == 0 && !both(network_end))
+        why = "an optical link given by rate_Gbps is a network link between NICs, network switches, transceivers and retimers (for "
+              "PCIe over optics give \"generation\" and \"lanes\")";
       break;
     }
   }
@@ -371,16 +373,14 @@ void check_link_ends(const Link& l, const std::vector<Node>& nodes, const std::s
 // more than it has. PCIe is a tree: every device has one upstream port and switches form
 // no loop, so a loop or a second uplink is an error (routes would be ambiguous).
 void check_devices_and_tree(const std::vector<Node>& nodes, std::vector<Link>& links, const std::string& file) {
-  std::vector<int> nvlinks(nodes.size(), 0), uplinks(nodes.size(), 0);
+  std::vector<int> nvlinks(nodes.size(), 0), uplinks(nodes.size(), 0);  // uplinks: 1 + the GPU's first PCIe link
   std::vector<int> parent(nodes.size());
   for (size_t v = 0; v < nodes.size(); ++v) parent[v] = static_cast<int>(v);
   auto root = [&](int v) {
     while (parent[v] != v) v = parent[v] = parent[parent[v]];
     return v;
   };
-  auto network_end = [](NodeType n) {
-    return n == NodeType::nic || n == NodeType::network_switch || n == NodeType::optical_transceiver || n == NodeType::retimer;
-  };
+  std::vector<size_t> host_links;
   for (size_t i = 0; i < links.size(); ++i) {
     Link& l = links[i];
     const std::string place = "links[" + std::to_string(i) + "]";
@@ -399,8 +399,7 @@ void check_devices_and_tree(const std::vector<Node>& nodes, std::vector<Link>& l
       }
       continue;
     }
-    const bool pcie_class = l.type == LinkType::pcie ||
-                            (l.type == LinkType::optical && !(network_end(nodes[l.from].type) && network_end(nodes[l.to].type)));
+    const bool pcie_class = l.type == LinkType::pcie || (l.type == LinkType::optical && l.generation > 0);
     if (!pcie_class) continue;
     if (l.generation > 0) {
       int gen = l.generation, lanes = l.lanes;
@@ -414,7 +413,7 @@ void check_devices_and_tree(const std::vector<Node>& nodes, std::vector<Link>& l
           max_lanes = 16;
           if (max_gen < gen || max_lanes < lanes)
             why += (why.empty() ? "" : "; ") + n.name + " (" + spec.name + ") is Gen" + std::to_string(max_gen) + " x16";
-        } else if (n.type == NodeType::pcie_switch) {
+        } else if (n.type == NodeType::pcie_switch && n.generation_given) {
           max_gen = n.generation;
           if (max_gen < gen) why += (why.empty() ? "" : "; ") + n.name + " is a Gen" + std::to_string(max_gen) + " switch";
         }
@@ -429,14 +428,35 @@ void check_devices_and_tree(const std::vector<Node>& nodes, std::vector<Link>& l
         l.bandwidth_Bps = pcie::link_bandwidth_Bps(gen, lanes, l.max_payload_B) * param("pcie.link.efficiency");
       }
     }
+    // A GPU has one host interface (a NIC may have two: Socket Direct, multi-host).
     for (int end : {l.from, l.to})
-      if ((nodes[end].type == NodeType::gpu || nodes[end].type == NodeType::nic) && ++uplinks[end] > 1)
-        input_error(file, place, "a second PCIe link at " + nodes[end].name + ": a device has one upstream port");
+      if (nodes[end].type == NodeType::gpu) {
+        if (uplinks[end] > 0)
+          input_error(file, place, "a second PCIe link at " + nodes[end].name + " (links[" + std::to_string(uplinks[end] - 1) +
+                                       "] is the first): a GPU has one upstream port");
+        uplinks[end] = static_cast<int>(i) + 1;
+      }
+    // Switches, retimers and transceivers form trees below each root complex.
+    if (nodes[l.from].type == NodeType::host || nodes[l.to].type == NodeType::host) {
+      host_links.push_back(i);
+      continue;
+    }
     const int a = root(l.from), b = root(l.to);
     if (a == b)
-      input_error(file, place, "closes a loop of PCIe links (through " + nodes[l.from].name + " and " + nodes[l.to].name +
-                                   "): PCIe is a tree, and a loop would make routes ambiguous");
+      input_error(file, place, "closes a loop of PCIe links between switches (through " + nodes[l.from].name + " and " +
+                                   nodes[l.to].name + "): below the root complexes PCIe is a tree, and a loop would make routes ambiguous");
     parent[a] = b;
+  }
+  // A root complex reaches each tree once; a loop through two hosts' root complexes (hosts
+  // cabled to several chassis switches, as composable fabrics are) is fine.
+  std::map<std::pair<int, int>, size_t> reached;  // (host, tree) -> first link
+  for (size_t i : host_links) {
+    const Link& l = links[i];
+    const int host = nodes[l.from].type == NodeType::host ? l.from : l.to, other = host == l.from ? l.to : l.from;
+    if (auto [it, fresh] = reached.emplace(std::make_pair(host, root(other)), i); !fresh)
+      input_error(file, "links[" + std::to_string(i) + "]",
+                  "closes a loop of PCIe links through " + nodes[host].name + " (links[" + std::to_string(it->second) +
+                      "] reaches the same switches): below a root complex PCIe is a tree, and a loop would make routes ambiguous");
   }
 }
 

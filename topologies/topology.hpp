@@ -37,6 +37,7 @@ struct Node {
   double latency_s = 0;                // added to every route through (or ending at a host)
   double memory_bandwidth_Bps = 0;     // host only
   int generation = 0;                  // pcie_switch only
+  bool generation_given = false;       // pcie_switch: the file states it (else 3, for its latency only)
   bool is_endpoint() const { return type == NodeType::gpu || type == NodeType::nic || type == NodeType::host; }
 };
 
@@ -47,8 +48,8 @@ struct Link {
   double bandwidth_Bps = 0;  // per direction
   double latency_s = 0;
   // As given, except that a PCIe link's generation and lanes are those it trains at: the
-  // lowest generation of its ends (a GPU's model, a switch's "generation") and at most a
-  // GPU's 16 lanes. `trained` says why when that is below what the file gives.
+  // lowest generation of its ends (a GPU's model, a switch's stated "generation") and at
+  // most a GPU's 16 lanes. `trained` says why when that is below what the file gives.
   int generation = 0, lanes = 0, links = 0, max_payload_B = 0;
   double length_m = 0, rate_Gbps = 0;
   std::string medium;
