@@ -380,6 +380,9 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto& ws = replay.workloads();
   sim::RunReport rep = sim::analyse(ws, result, a.warmup);
+  if (ws.size() == 1 && ws[0].world_size_from_groups && a.ranks == 0)
+    rep.notes.push_back(ws[0].source + " has no distributedInfo: its collectives' largest group (" + std::to_string(ws[0].world_size) +
+                        " ranks) is taken as the job's size (--ranks N sets it)");
   if (ws.size() > 1 && ws[0].world_size > static_cast<int>(ws.size()))
     std::printf("note: %zu traces of a %d-rank job: replaying those %zu ranks only\n", ws.size(), ws[0].world_size, ws.size());
 

@@ -491,6 +491,47 @@ TEST(Cli, StepsWarmupVaryingAndEmpty) {
       << out;
 }
 
+// Process groups as the trace states them: without distributedInfo the collectives' group
+// size is the job's (a 2-rank all-reduce replayed on 1 rank was a local copy, -10.7%), and
+// a rank list that is not one, or disagrees with the group size, is an error naming the
+// event ("[-1, 0]" was read as [1, 0]).
+TEST(Cli, ProcessGroupsAsTheTraceStatesThem) {
+  TempDir tmp;
+  auto edited = [&](const std::string& name, const std::function<void(json&)>& edit) {
+    json t = read_json(example(0));
+    edit(t);
+    return tmp.write(name, t.dump());
+  };
+  const std::string no_dist = edited("nodist.json", [](json& t) {
+    t.erase("distributedInfo");
+    for (auto& e : t["traceEvents"])
+      if (e.contains("args"))
+        for (const char* k : {"Process Group Name", "Process Group Description", "Process Group Ranks"}) e["args"].erase(k);
+  });
+  CliResult r = run_cli("run --trace " + q(no_dist) + " --topology pcie-8gpu-gen3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const CliResult both = run_cli("run --trace " + q(example(0)) + " --topology pcie-8gpu-gen3");
+  EXPECT_NE(r.out.find("2 rank(s) on pcie-8gpu-gen3"), std::string::npos) << r.out;
+  EXPECT_EQ(summary_without_wall_time(r.out), summary_without_wall_time(both.out));
+  EXPECT_NE(r.out.find("has no distributedInfo: its collectives' largest group (2 ranks) is taken as the job's size"), std::string::npos)
+      << r.out;
+
+  auto with_args = [&](const std::string& name, const char* key, const json& value) {
+    return edited(name, [&](json& t) {
+      for (auto& e : t["traceEvents"])
+        if (e.contains("args") && e["args"].contains(key)) e["args"][key] = value;
+    });
+  };
+  const std::string negative = with_args("neg.json", "Process Group Ranks", "[-1, 0]");
+  r = run_cli("run --trace " + q(negative) + " --topology pcie-8gpu-gen3");
+  expect_input_error(r, "\"Process Group Ranks\" = \"[-1, 0]\" is not a list of ranks");
+  EXPECT_NE(r.err.find(negative + ": traceEvents["), std::string::npos) << r.err;
+  r = run_cli("run --trace " + q(with_args("words.json", "Process Group Ranks", "hello")) + " --topology pcie-8gpu-gen3");
+  expect_input_error(r, "\"Process Group Ranks\" = \"hello\" is not a list of ranks");
+  r = run_cli("run --trace " + q(with_args("gs3.json", "Group size", 3)) + " --topology pcie-8gpu-gen3");
+  expect_input_error(r, "\"Group size\" = 3 but \"Process Group Ranks\" lists 2 ranks");
+}
+
 // 5. Every other trace with GPU activity replays to completion.
 
 namespace {
@@ -743,9 +784,16 @@ TEST(Cli, BadInputMismatchedGroupSize) {
   write_json(r1, t1);
   const CliResult r = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100");
   expect_input_error(r, r1);
-  EXPECT_NE(r.err.find("mismatched communicator: this rank's trace gives it ranks [0,1] (group size 3), rank 0's ranks [0,1] (group size 2)"),
-            std::string::npos)
+  // Caught in the trace itself: its group size disagrees with its own rank list.
+  EXPECT_NE(r.err.find(r1 + ": traceEvents[1].args: \"Group size\" = 3 but \"Process Group Ranks\" lists 2 ranks"), std::string::npos)
       << r.err;
+  // Without the kernel's rank list, between the traces.
+  for (auto& e : t1["traceEvents"])
+    if (e["cat"] == "kernel") e["args"].erase("Process Group Ranks");
+  write_json(r1, t1);
+  const CliResult r2 = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100");
+  expect_input_error(r2, r1);
+  EXPECT_NE(r2.err.find("(group size 3), rank 0's ranks [0,1] (group size 2)"), std::string::npos) << r2.err;
 }
 
 // Sizes that differ by one element (4 bytes) are given exactly, not as "4.0 MiB" twice.

@@ -102,19 +102,17 @@ std::string get_str(const json& args, const char* key) {
   return it->dump();
 }
 
-std::vector<int> parse_rank_list(const std::string& s) {
-  std::vector<int> ranks;
-  int cur = -1;
-  for (char c : s) {
-    if (c >= '0' && c <= '9') {
-      cur = std::min((cur < 0 ? 0 : cur * 10) + (c - '0'), 100'000'000);  // capped: Workload::check() refuses it
-    } else if (cur >= 0) {
-      ranks.push_back(cur);
-      cur = -1;
-    }
+// A "Process Group Ranks" value: a list of ranks, as PyTorch writes it ("[0, 1, 2, 3]").
+// Returns false for anything else (a minus sign, words, a list that does not close).
+bool parse_rank_list(const std::string& s, std::vector<int>& ranks) {
+  ranks.clear();
+  const json list = json::parse(s, nullptr, /*allow_exceptions=*/false);
+  if (!list.is_array()) return false;
+  for (const auto& r : list) {
+    if (!r.is_number_integer() || r.get<std::int64_t>() < 0 || r.get<std::int64_t>() > 100'000'000) return false;
+    ranks.push_back(static_cast<int>(r.get<std::int64_t>()));
   }
-  if (cur >= 0) ranks.push_back(cur);
-  return ranks;
+  return true;
 }
 
 CopyKind copy_kind_of(const std::string& name) {
@@ -358,12 +356,14 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   Workload w;
   w.source = path;
   w.format = "kineto";
+  bool has_distributed_info = false;
   if (doc.is_object() && doc.contains("nodes") && doc.contains("schema"))
     input_error(path, "top level",
                 "this is a PyTorch execution trace (host graph), not a Kineto trace: replay needs the profiler's "
                 "Chrome trace of the same run");
   if (doc.is_object()) {
     if (auto it = doc.find("distributedInfo"); it != doc.end() && it->is_object()) {
+      has_distributed_info = true;
       const std::int64_t world = checked_int(*it, "world_size", path, "distributedInfo", 1, 1, 1'000'000);
       const std::int64_t rank = checked_int(*it, "rank", path, "distributedInfo", 0, 0, world - 1);
       w.rank = static_cast<int>(rank);
@@ -457,6 +457,18 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       if (k == GpuOpKind::kernel) {
         for (const char* key : {"In msg nelems", "Out msg nelems"}) checked_arg(a, key, path, i, 0, 0, std::int64_t{1} << 47);
         checked_arg(a, "Group size", path, i, 0, 0, 1'000'000);
+        if (auto pgr = a.find("Process Group Ranks"); pgr != a.end()) {
+          std::vector<int> ranks;
+          const std::string text = pgr->is_string() ? pgr->get<std::string>() : pgr->dump();
+          if (!parse_rank_list(text, ranks))
+            input_error(path, "traceEvents[" + std::to_string(i) + "].args",
+                        "\"Process Group Ranks\" = " + pgr->dump() + " is not a list of ranks (expected e.g. \"[0, 1]\")");
+          const std::int64_t group = get_int(a, "Group size", 0);
+          if (group > 0 && !ranks.empty() && static_cast<size_t>(group) != ranks.size())
+            input_error(path, "traceEvents[" + std::to_string(i) + "].args",
+                        "\"Group size\" = " + std::to_string(group) + " but \"Process Group Ranks\" lists " + std::to_string(ranks.size()) +
+                            " ranks");
+        }
       }
       gpu.push_back({&e, k, static_cast<int>(device), stream, get_int(a, "correlation"), 0, 0});
     } else {
@@ -563,10 +575,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         if (cnew) {
           Communicator comm;
           comm.name = pg;
-          comm.ranks = parse_rank_list(get_str(a, "Process Group Ranks"));
+          parse_rank_list(get_str(a, "Process Group Ranks"), comm.ranks);  // checked in pass 1
           w.communicators.push_back(std::move(comm));
         } else if (w.communicators[cit->second].ranks.empty()) {
-          w.communicators[cit->second].ranks = parse_rank_list(get_str(a, "Process Group Ranks"));
+          parse_rank_list(get_str(a, "Process Group Ranks"), w.communicators[cit->second].ranks);
         }
         c.communicator = cit->second;
         if (comm_seq.size() < w.communicators.size()) comm_seq.resize(w.communicators.size(), 0);
@@ -718,6 +730,17 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     auto& a = w.iterations[i - 1];
     const std::int64_t over = a.ts_ns + a.dur_ns - w.iterations[i].ts_ns;
     if (over > 0 && over <= 2) a.dur_ns -= over;
+  }
+  // Without distributedInfo the trace still says how many ranks its collectives spanned:
+  // the largest group is taken as the job (a 2-rank all-reduce replayed on 1 rank was a
+  // local copy), and the run says so.
+  if (!has_distributed_info) {
+    int largest = 1;
+    for (const auto& c : w.collectives) largest = std::max(largest, c.group_size);
+    if (largest > 1) {
+      w.world_size = largest;
+      w.world_size_from_groups = true;
+    }
   }
   w.check();
   return w;
