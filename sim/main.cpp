@@ -380,6 +380,8 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto& ws = replay.workloads();
   sim::RunReport rep = sim::analyse(ws, result, a.warmup);
+  for (const auto& w : ws)
+    for (const auto& n : w.notes) rep.notes.push_back(w.source + ": " + n);
   if (ws.size() == 1 && ws[0].world_size_from_groups && a.ranks == 0)
     rep.notes.push_back(ws[0].source + " has no distributedInfo: its collectives' largest group (" + std::to_string(ws[0].world_size) +
                         " ranks) is taken as the job's size (--ranks N sets it)");
@@ -624,6 +626,7 @@ int cmd_import(const std::string& path, const std::string& out, bool out_given) 
   std::printf("  kernels %zu (NCCL %zu), memcpy %zu, memset %zu, collectives %zu, iterations %zu\n", w.kernel_count(),
               w.count(trace::GpuOpKind::collective), w.count(trace::GpuOpKind::memcpy), w.count(trace::GpuOpKind::memset),
               w.collectives.size(), w.iterations.size());
+  for (const auto& n : w.notes) std::printf("note: %s\n", n.c_str());
   if (out_given) {
     sim::write_file_atomically(out, trace::workload_to_json(w), "--out");
     std::printf("wrote %s\n", out.c_str());

@@ -641,6 +641,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     std::int64_t ts;
     std::int32_t gpu_op;  // op the event captures (-1: nothing was pending)
   };
+  size_t waits_on_unknown_streams = 0;
   for (std::int32_t ti = 0; ti < static_cast<std::int32_t>(w.threads.size()); ++ti) {
     CpuThread& t = w.threads[ti];
     std::int32_t last_stream = -1;
@@ -677,6 +678,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
           std::int64_t rec_ts = op.ts_ns;
           if (auto rc = call_by_corr.find(si->second.record_corr); rc != call_by_corr.end())
             rec_ts = w.threads[rc->second.thread].ops[rc->second.op].ts_ns;
+          if (from < 0 || to < 0) ++waits_on_unknown_streams;
           if (from >= 0 && to >= 0 && from != to) {
             const std::int32_t captured = last_on_stream_before(from, rec_ts);
             const std::int32_t target = first_on_stream_after(to, op.ts_ns);
@@ -711,6 +713,19 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       }
     }
   }
+
+  if (waits_on_unknown_streams > 0)
+    w.notes.push_back(std::to_string(waits_on_unknown_streams) +
+                      " cudaStreamWaitEvent call(s) involve a stream with no GPU work in the trace (nothing to wait for, or a stream the "
+                      "trace lacks): those waits are not replayed");
+  size_t lost_launches = 0;
+  for (const auto& t : w.threads)
+    for (const auto& op : t.ops)
+      if (op.gpu_op < 0 && w.names[op.name].find("LaunchKernel") != std::string::npos) ++lost_launches;
+  if (lost_launches > 0)
+    w.notes.push_back(std::to_string(lost_launches) +
+                      " kernel launch call(s) have no kernel in the trace (events the profiler lost or a filter removed): their GPU "
+                      "work is not replayed");
 
   // Iterations: ProfilerStep#N marks, in time order.
   for (const json* e : steps) {

@@ -99,6 +99,7 @@ struct Workload {
   int rank = 0;
   int world_size = 1;
   bool world_size_from_groups = false;  // no distributedInfo: world_size is the collectives' largest group size
+  std::vector<std::string> notes;       // what the importer left out or inferred, for the user (not in IR files)
   std::string gpu_model;
   std::int64_t base_ns = 0;  // absolute time of ts 0 in the source, ns (informational)
   std::vector<std::string> names;
