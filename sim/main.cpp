@@ -14,6 +14,7 @@
 #include <simgrid/version.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xbt/log.h>
 
@@ -199,6 +200,14 @@ std::vector<std::string> expand_traces(const std::vector<std::string>& paths) {
     if (files.empty()) input_error(p, "--trace", "directory holds no trace files (*.json or *.json.gz)");
     std::sort(files.begin(), files.end());
     out.insert(out.end(), files.begin(), files.end());
+  }
+  // One file given twice (or also through its directory) would be two ranks claiming one.
+  std::map<std::pair<dev_t, ino_t>, size_t> seen;
+  for (size_t i = 0; i < out.size(); ++i) {
+    struct stat st {};
+    if (::stat(out[i].c_str(), &st) != 0) continue;  // the importer says why it cannot be read
+    if (auto [it, fresh] = seen.emplace(std::make_pair(st.st_dev, st.st_ino), i); !fresh)
+      input_error(out[i], "--trace", "given twice (as " + out[it->second] + " too): give each rank's trace once");
   }
   return out;
 }

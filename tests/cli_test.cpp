@@ -535,6 +535,13 @@ TEST(Cli, ProcessGroupsAsTheTraceStatesThem) {
 // GPU work the trace lacks is named: launches without their kernels (a filter that dropped
 // every kernel gave 1.98 ms for a 16.25 ms step with no word) and waits on a stream with no
 // GPU work.
+// One trace given twice, or also through its directory, is named as such (it read "rank 0
+// is also the rank of ...").
+TEST(Cli, TraceGivenTwice) {
+  const CliResult r = run_cli("run --trace " + q(source_dir() + "/examples/traces") + " --trace " + q(example(1)) + " --topology dgx-a100");
+  expect_input_error(r, example(1) + ": --trace: given twice (as ");
+}
+
 TEST(Cli, MissingGpuWorkIsNamed) {
   TempDir tmp;
   json t = read_json(example(0));
