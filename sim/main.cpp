@@ -391,9 +391,6 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   sim::RunReport rep = sim::analyse(ws, result, a.warmup);
   for (const auto& w : ws)
     for (const auto& n : w.notes) rep.notes.push_back(w.source + ": " + n);
-  if (ws.size() == 1 && ws[0].world_size_from_groups && a.ranks == 0)
-    rep.notes.push_back(ws[0].source + " has no distributedInfo: its collectives' largest group (" + std::to_string(ws[0].world_size) +
-                        " ranks) is taken as the job's size (--ranks N sets it)");
   if (ws.size() > 1 && ws[0].world_size > static_cast<int>(ws.size()))
     std::printf("note: %zu traces of a %d-rank job: replaying those %zu ranks only\n", ws.size(), ws[0].world_size, ws.size());
 
@@ -413,10 +410,9 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
               static_cast<size_t>(std::count_if(rep.iterations.begin(), rep.iterations.end(), [](const auto& r) { return !r.warmup && !r.empty; })),
               rep.error_pct, static_cast<unsigned long long>(result.ops_simulated), static_cast<unsigned long long>(result.flows),
               static_cast<unsigned long long>(result.collectives), wall);
-  for (const auto& n : rep.notes) std::printf("note: %s\n", n.c_str());
+  // Every note goes to the terminal and into summary.json.
   for (const auto& w : ws)
-    if (w.synthetic)
-      std::printf("note: %s is a synthetic trace: its \"measured\" times come from its generator, not from hardware\n", w.source.c_str());
+    if (w.synthetic) rep.notes.push_back(w.source + " is a synthetic trace: its \"measured\" times come from its generator, not from hardware");
   {
     // Kernels keep their measured durations: on another GPU model the compute is not rescaled.
     std::set<std::string> topo_models;
@@ -426,13 +422,14 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
       bool known = false;
       const std::string m = w.gpu_model.empty() ? "" : gpu::find_gpu_spec(w.gpu_model, &known).name;
       if (known && !topo_models.count(m) && noted.insert(m).second)
-        std::printf("note: the trace ran on %s GPUs, the ranks run on %s GPUs of %s: kernels keep their measured durations (compute is not rescaled)\n",
-                    m.c_str(), join(topo_models).c_str(), topology.name().c_str());
+        rep.notes.push_back("the trace ran on " + m + " GPUs, the ranks run on " + join(topo_models) + " GPUs of " + topology.name() +
+                            ": kernels keep their measured durations (compute is not rescaled)");
     }
   }
   if (result.collectives_without_size)
-    std::printf("note: %llu collective(s) had no message size in the trace and were replayed at their measured duration\n",
-                static_cast<unsigned long long>(result.collectives_without_size));
+    rep.notes.push_back(std::to_string(result.collectives_without_size) +
+                        " collective(s) had no message size in the trace and were replayed at their measured duration");
+  for (const auto& n : rep.notes) std::printf("note: %s\n", n.c_str());
 
   if (out_given) {
     nlohmann::ordered_json meta = nlohmann::ordered_json::object();

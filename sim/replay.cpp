@@ -474,7 +474,9 @@ void Replay::Impl::setup() {
     nranks = opt.ranks > 0 ? opt.ranks : std::max(1, workloads[0].world_size);
     if (opt.placement.empty() && nranks > static_cast<int>(gpus.size()))
       input_error(topo.file(), "", std::to_string(nranks) + " ranks (" +
-                                       (opt.ranks > 0 ? std::string("--ranks") : "the world size of " + workloads[0].source) +
+                                       (opt.ranks > 0                          ? std::string("--ranks")
+                                        : workloads[0].world_size_from_groups ? "the collectives' groups of " + workloads[0].source
+                                                                               : "the world size of " + workloads[0].source) +
                                        ") but topology \"" + topo.name() + "\" has only " + std::to_string(gpus.size()) +
                                        (topo.composed() ? " attached" : "") + " GPUs (use --ranks N to replay fewer ranks)");
     rank_workload.assign(nranks, 0);

@@ -279,23 +279,25 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
                                       (nranks > 1 ? " in every rank's trace" : ""));
     skip = std::min<size_t>(static_cast<size_t>(warmup), cand.size() - 1);
   } else if (cand.size() > 2) {
-    // Warm-up is a short run of odd steps before steady ones: the leading steps more than
-    // 20% from the median, when fewer than half the steps and every later step is within
-    // 20%. Steps that vary throughout (gradient accumulation: 10, 20, 10, 20 ms) have no
-    // warm-up to find, and are all kept.
-    std::vector<double> all;
-    for (size_t i : cand) all.push_back(rep.iterations[i].measured_s);
-    const double med = median(all);
-    auto odd = [&](size_t k) { return std::abs(rep.iterations[cand[k]].measured_s - med) > 0.2 * med; };
+    // Warm-up is a run of leading steps before steady ones: the fewest leading steps (at
+    // most half) after which every step is within 20% of the median of those after. Steps
+    // that vary throughout (gradient accumulation: 10, 20, 10, 20 ms) have no warm-up to
+    // find, and are all kept.
+    auto steady_from = [&](size_t r) {
+      std::vector<double> tail;
+      for (size_t k = r; k < cand.size(); ++k) tail.push_back(rep.iterations[cand[k]].measured_s);
+      const double med = median(tail);
+      for (double t : tail)
+        if (std::abs(t - med) > 0.2 * med) return false;
+      return true;
+    };
     size_t run = 0;
-    while (run < cand.size() && odd(run)) ++run;
-    bool steady_after = true;
-    for (size_t k = run; k < cand.size(); ++k) steady_after = steady_after && !odd(k);
-    if (run > 0 && 2 * run < cand.size() && steady_after) {
+    while (2 * run <= cand.size() && cand.size() - run >= 2 && !steady_from(run)) ++run;
+    if (run > 0 && 2 * run <= cand.size() && cand.size() - run >= 2) {
       skip = run;
       rep.notes.push_back(std::to_string(skip) + " leading step(s) (" + rep.iterations[cand[0]].name +
                           (skip > 1 ? " to " + rep.iterations[cand[skip - 1]].name : "") +
-                          ") are more than 20% from the median step and excluded as warm-up (--warmup 0 keeps them)");
+                          ") are excluded as warm-up: the steps after them are steady, within 20% of their median (--warmup 0 keeps them)");
     }
   }
   std::vector<double> meas, pred;

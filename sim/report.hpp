@@ -7,8 +7,8 @@
 // thread, so its predicted start and end move with the replayed operations. Steps are
 // matched across ranks by name; those not in every rank's trace are left out (with a note).
 // A step costs what the slowest rank makes it cost (max over ranks). Warm-up steps (the
-// first --warmup N; by default the leading steps more than 20% from the median, when fewer
-// than half the steps and every later step is within 20%) are reported but excluded from
+// first --warmup N; by default the fewest leading steps, at most half, after which every
+// step is within 20% of the later steps' median) are reported but excluded from
 // the medians, with a note; a note also says when the kept steps vary by more than 20%.
 // Steps without a CUDA call on any rank (empty annotations) are excluded too, with a note.
 // Traces without marks are one iteration spanning the trace.

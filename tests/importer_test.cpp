@@ -239,8 +239,7 @@ TEST(Importer, RejectsOutOfRangeEventFields) {
 }
 
 // Events the importer does not read (cpu_op, flows) are dropped while parsing, but the
-// others keep their index in errors; a file that is not a regular file is refused (reading
-// /dev/zero never ended).
+// others keep their index in errors; a device is refused (reading /dev/zero never ended).
 TEST(Importer, DroppedEventsKeepIndicesAndOnlyRegularFiles) {
   TempDir d;
   const std::string path = d.write("t.json", R"({"traceEvents": [
@@ -257,6 +256,6 @@ TEST(Importer, DroppedEventsKeepIndicesAndOnlyRegularFiles) {
     trace::load_workload("/dev/null");
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "/dev/null: is not a regular file (a trace is read from a file, plain or gzip)");
+    EXPECT_EQ(std::string(e.what()), "/dev/null: is not a file or a pipe (a trace is read from a file, plain or gzip)");
   }
 }

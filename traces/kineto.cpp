@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -103,16 +104,51 @@ std::string get_str(const json& args, const char* key) {
 }
 
 // A "Process Group Ranks" value: a list of ranks, as PyTorch writes it ("[0, 1, 2, 3]").
-// Returns false for anything else (a minus sign, words, a list that does not close).
-bool parse_rank_list(const std::string& s, std::vector<int>& ranks) {
+// PyTorch cuts lists longer than 30 ranks ("[0, 1, ..., 29, ...]"); `truncated` says so,
+// and `ranks` then holds the ranks shown. Returns false for anything else (a minus sign,
+// words, a list that does not close).
+bool parse_rank_list(const std::string& s, std::vector<int>& ranks, bool* truncated = nullptr) {
   ranks.clear();
-  const json list = json::parse(s, nullptr, /*allow_exceptions=*/false);
+  auto rtrim = [](std::string& t) {
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+  };
+  std::string text = s;
+  rtrim(text);
+  bool cut = false;
+  if (!text.empty() && text.back() == ']') {
+    std::string inner = text.substr(0, text.size() - 1);
+    rtrim(inner);
+    if (inner.ends_with("...")) {  // "[0, 1, ..., 29, ...]" -> "[0, 1, ..., 29]"
+      cut = true;
+      inner.erase(inner.size() - 3);
+      rtrim(inner);
+      if (!inner.empty() && inner.back() == ',') inner.pop_back();
+      text = inner + "]";
+    }
+  }
+  if (truncated) *truncated = cut;
+  const json list = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!list.is_array()) return false;
   for (const auto& r : list) {
     if (!r.is_number_integer() || r.get<std::int64_t>() < 0 || r.get<std::int64_t>() > 100'000'000) return false;
     ranks.push_back(static_cast<int>(r.get<std::int64_t>()));
   }
   return true;
+}
+
+// The members of a group of `group_size` ranks of which the trace shows a truncated list:
+// the shown ranks continued with their stride (groups are contiguous or strided blocks),
+// or nothing (unknown) when they do not form one.
+std::vector<int> complete_rank_list(const std::vector<int>& shown, std::int64_t group_size) {
+  if (group_size == static_cast<std::int64_t>(shown.size())) return shown;
+  if (shown.size() < 2 || group_size < static_cast<std::int64_t>(shown.size())) return {};
+  const int stride = shown[1] - shown[0];
+  if (stride <= 0) return {};
+  for (size_t k = 1; k < shown.size(); ++k)
+    if (shown[k] - shown[k - 1] != stride) return {};
+  std::vector<int> all;
+  for (std::int64_t k = 0; k < group_size; ++k) all.push_back(shown[0] + static_cast<int>(k) * stride);
+  return all;
 }
 
 CopyKind copy_kind_of(const std::string& name) {
@@ -323,13 +359,19 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
 json parse_trace_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) input_error(path, "", "is a directory, not a trace file");
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    input_error(path, "", "is not a regular file (a trace is read from a file, plain or gzip)");
+  // A pipe is input (<(zcat trace.json.gz)); a device is not (/dev/zero never ends).
+  if (const auto st = std::filesystem::status(path, ec);
+      !ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) && !std::filesystem::is_fifo(st))
+    input_error(path, "", "is not a file or a pipe (a trace is read from a file, plain or gzip)");
   TraceDomBuilder dom;
   {
     GzStreamBuf buf(path);
     std::istream in(&buf);
     if (!json::sax_parse(in, &dom)) {
+      // Garbage from a corrupt gzip stream reaches the parser before zlib's check at the end
+      // of the stream fails: read on, so that the gzip error is the one reported.
+      while (in.rdbuf()->sbumpc() != std::char_traits<char>::eof()) {
+      }
       if (dom.malformed) input_error(path, "byte " + std::to_string(dom.error_byte), "malformed JSON: " + dom.error);
       input_error(path, "", "unreadable JSON: " + dom.error);
     }
@@ -459,12 +501,13 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         checked_arg(a, "Group size", path, i, 0, 0, 1'000'000);
         if (auto pgr = a.find("Process Group Ranks"); pgr != a.end()) {
           std::vector<int> ranks;
+          bool truncated = false;
           const std::string text = pgr->is_string() ? pgr->get<std::string>() : pgr->dump();
-          if (!parse_rank_list(text, ranks))
+          if (!parse_rank_list(text, ranks, &truncated))
             input_error(path, "traceEvents[" + std::to_string(i) + "].args",
                         "\"Process Group Ranks\" = " + pgr->dump() + " is not a list of ranks (expected e.g. \"[0, 1]\")");
           const std::int64_t group = get_int(a, "Group size", 0);
-          if (group > 0 && !ranks.empty() && static_cast<size_t>(group) != ranks.size())
+          if (group > 0 && !ranks.empty() && !truncated && static_cast<size_t>(group) != ranks.size())
             input_error(path, "traceEvents[" + std::to_string(i) + "].args",
                         "\"Group size\" = " + std::to_string(group) + " but \"Process Group Ranks\" lists " + std::to_string(ranks.size()) +
                             " ranks");
@@ -572,13 +615,20 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         std::string pg = get_str(a, "Process Group Name");
         if (pg.empty()) pg = "world";
         auto [cit, cnew] = comm_index.emplace(pg, static_cast<std::int32_t>(w.communicators.size()));
+        // Checked in pass 1; a list PyTorch cut short is completed from the group size.
+        auto members = [&] {
+          std::vector<int> ranks;
+          bool truncated = false;
+          parse_rank_list(get_str(a, "Process Group Ranks"), ranks, &truncated);
+          return truncated ? complete_rank_list(ranks, c.group_size) : ranks;
+        };
         if (cnew) {
           Communicator comm;
           comm.name = pg;
-          parse_rank_list(get_str(a, "Process Group Ranks"), comm.ranks);  // checked in pass 1
+          comm.ranks = members();
           w.communicators.push_back(std::move(comm));
         } else if (w.communicators[cit->second].ranks.empty()) {
-          parse_rank_list(get_str(a, "Process Group Ranks"), w.communicators[cit->second].ranks);
+          w.communicators[cit->second].ranks = members();
         }
         c.communicator = cit->second;
         if (comm_seq.size() < w.communicators.size()) comm_seq.resize(w.communicators.size(), 0);
@@ -678,7 +728,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
           std::int64_t rec_ts = op.ts_ns;
           if (auto rc = call_by_corr.find(si->second.record_corr); rc != call_by_corr.end())
             rec_ts = w.threads[rc->second.thread].ops[rc->second.op].ts_ns;
-          if (from < 0 || to < 0) ++waits_on_unknown_streams;
+          if (from < 0 && to >= 0) ++waits_on_unknown_streams;  // a stream with work waits on one the trace lacks
           if (from >= 0 && to >= 0 && from != to) {
             const std::int32_t captured = last_on_stream_before(from, rec_ts);
             const std::int32_t target = first_on_stream_after(to, op.ts_ns);
@@ -716,8 +766,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
 
   if (waits_on_unknown_streams > 0)
     w.notes.push_back(std::to_string(waits_on_unknown_streams) +
-                      " cudaStreamWaitEvent call(s) involve a stream with no GPU work in the trace (nothing to wait for, or a stream the "
-                      "trace lacks): those waits are not replayed");
+                      " cudaStreamWaitEvent call(s) make a stream wait on one with no GPU work in the trace: those waits are not replayed");
   size_t lost_launches = 0;
   for (const auto& t : w.threads)
     for (const auto& op : t.ops)
@@ -752,9 +801,13 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   if (!has_distributed_info) {
     int largest = 1;
     for (const auto& c : w.collectives) largest = std::max(largest, c.group_size);
+    for (const auto& comm : w.communicators)
+      for (int r : comm.ranks) largest = std::max(largest, r + 1);
     if (largest > 1) {
       w.world_size = largest;
       w.world_size_from_groups = true;
+      w.notes.push_back("no distributedInfo: the job is taken to have " + std::to_string(largest) +
+                        " ranks, from its collectives' groups (--ranks N sets it)");
     }
   }
   w.check();

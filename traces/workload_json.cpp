@@ -46,6 +46,7 @@ std::string workload_to_json(const Workload& w) {
   doc["world_size"] = w.world_size;
   doc["gpu_model"] = w.gpu_model;
   doc["base_ns"] = w.base_ns;
+  if (!w.notes.empty()) doc["notes"] = w.notes;  // what the import left out or inferred: runs say it again
   ordered threads = ordered::array();
   for (const auto& t : w.threads) {
     ordered ops = ordered::array();
@@ -184,6 +185,13 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   w.rank = static_cast<int>(r.integer(doc, "rank", top, 0, w.world_size - 1));
   w.gpu_model = r.string(doc, "gpu_model", top, std::string());
   w.base_ns = r.integer(doc, "base_ns", top, INT64_MIN + 1, INT64_MAX, 0);
+  if (auto it = doc.find("notes"); it != doc.end()) {
+    if (!it->is_array()) r.fail("notes", "expected a list of strings");
+    for (size_t i = 0; i < it->size(); ++i) {
+      if (!(*it)[i].is_string()) r.fail("notes[" + std::to_string(i) + "]", "expected a string");
+      w.notes.push_back((*it)[i].get<std::string>());
+    }
+  }
   const json& threads = r.array(doc, "threads", top);
   const json& streams = r.array(doc, "streams", top);
   const json& gpu = r.array(doc, "gpu_ops", top);
