@@ -504,8 +504,8 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   // NCCL_PROTO and NCCL_ALGO do not reach NCCL's point-to-point operations: a protocol or
   // algorithm named for them would be one NCCL cannot run (LL128) or ignores.
   if (o.kind == collective::Kind::all_to_all || o.kind == collective::Kind::send_recv)
-    for (const char* flag : {"--proto", "--algo"})
-      if (!(std::string(flag) == "--proto" ? a.proto : a.algo).empty())
+    for (const auto& [flag, value] : {std::pair{"--proto", &a.proto}, std::pair{"--algo", &a.algo}})
+      if (!value->empty())
         input_error("", flag,
                     std::string(collective::to_string(o.kind)) +
                         " is a point-to-point operation: NCCL chooses its protocol itself (LL up to 16 KiB per peer inside a machine, "

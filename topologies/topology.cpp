@@ -169,6 +169,11 @@ std::optional<LinkType> link_type_from(const std::string& s) {
 // cable, 10 km of cable (the generator's bound too), 100 Tb/s in one link, 100 TB/s.
 constexpr double kMaxLatency_s = 1.0, kMaxLength_m = 10000.0, kMaxRate_Gbps = 1e5, kMaxBandwidth_Bps = 1e14;
 
+// What a PCIe link (copper or optics) carries per direction: TLP payload rate x pcie.link.efficiency.
+double pcie_link_Bps(int generation, int lanes, int max_payload_B) {
+  return pcie::link_bandwidth_Bps(generation, lanes, max_payload_B) * param("pcie.link.efficiency");
+}
+
 Node parse_node(const json& j, const std::string& file, const std::string& place) {
   Fields f(j, file, place);
   Node n;
@@ -248,7 +253,7 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
           f.fail("a copper PCIe segment of " + fmt(l.length_m) + " m: copper reaches " + fmt(pcie::kMaxCopperLength_m) +
                  " m at most (use \"medium\": \"optical\", or retimers)");
         const double trx = l.medium == "optical" ? f.num("transceiver_latency_s", pcie::kOpticalTransceiverLatency_s, 0.0, kMaxLatency_s) : 0.0;
-        l.bandwidth_Bps = pcie::link_bandwidth_Bps(l.generation, l.lanes, l.max_payload_B) * param("pcie.link.efficiency");
+        l.bandwidth_Bps = pcie_link_Bps(l.generation, l.lanes, l.max_payload_B);
         l.latency_s = l.length_m * (l.medium == "optical" ? pcie::kOpticalPropagation_s_per_m : pcie::kCopperPropagation_s_per_m) +
                       2.0 * trx;
         break;
@@ -266,7 +271,7 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
           l.generation = f.integer("generation");
           l.lanes = f.integer("lanes");
           l.max_payload_B = f.integer("max_payload_B", pcie::kDefaultMaxPayload_B);
-          l.bandwidth_Bps = pcie::link_bandwidth_Bps(l.generation, l.lanes, l.max_payload_B) * param("pcie.link.efficiency");
+          l.bandwidth_Bps = pcie_link_Bps(l.generation, l.lanes, l.max_payload_B);
         }
         l.latency_s = l.length_m * pcie::kOpticalPropagation_s_per_m + 2.0 * trx;
         break;
@@ -368,10 +373,11 @@ void check_link_ends(const Link& l, const std::vector<Node>& nodes, const std::s
 }
 
 // What the GPUs can carry, and PCIe's shape. A PCIe link trains at the lowest generation of
-// its ends and a GPU's 16 lanes at most (a V100 runs Gen3 in a Gen4 slot: hardware.md), so
-// links are set to that, with a note. A GPU's NVLink links are of its generation and no
-// more than it has. PCIe is a tree: every device has one upstream port and switches form
-// no loop, so a loop or a second uplink is an error (routes would be ambiguous).
+// its ends (a GPU's, a switch's stated one) and a GPU's 16 lanes at most (a V100 runs Gen3 in
+// a Gen4 slot: hardware.md), so links are set to that, with a note. A GPU's NVLink links are
+// of its generation and no more than it has. PCIe is a tree below each root complex: a GPU
+// has one upstream port, switches form no loop and a host reaches each tree once (routes
+// would be ambiguous); loops through two hosts and a NIC on two sockets are real systems.
 void check_devices_and_tree(const std::vector<Node>& nodes, std::vector<Link>& links, const std::string& file) {
   std::vector<int> nvlinks(nodes.size(), 0), uplinks(nodes.size(), 0);  // uplinks: 1 + the GPU's first PCIe link
   std::vector<int> parent(nodes.size());
@@ -399,34 +405,29 @@ void check_devices_and_tree(const std::vector<Node>& nodes, std::vector<Link>& l
       }
       continue;
     }
-    const bool pcie_class = l.type == LinkType::pcie || (l.type == LinkType::optical && l.generation > 0);
-    if (!pcie_class) continue;
-    if (l.generation > 0) {
-      int gen = l.generation, lanes = l.lanes;
-      std::string why;
-      for (int end : {l.from, l.to}) {
-        const Node& n = nodes[end];
-        int max_gen = 0, max_lanes = 0;
-        if (n.type == NodeType::gpu) {
-          const gpu::GpuSpec spec = gpu::find_gpu_spec(n.model);
-          max_gen = spec.pcie_generation;
-          max_lanes = 16;
-          if (max_gen < gen || max_lanes < lanes)
-            why += (why.empty() ? "" : "; ") + n.name + " (" + spec.name + ") is Gen" + std::to_string(max_gen) + " x16";
-        } else if (n.type == NodeType::pcie_switch && n.generation_given) {
-          max_gen = n.generation;
-          if (max_gen < gen) why += (why.empty() ? "" : "; ") + n.name + " is a Gen" + std::to_string(max_gen) + " switch";
-        }
-        if (max_gen > 0) gen = std::min(gen, max_gen);
-        if (max_lanes > 0) lanes = std::min(lanes, max_lanes);
+    // PCIe, on copper or optics (an optical link with a generation); the rest is network.
+    if (l.type != LinkType::pcie && !(l.type == LinkType::optical && l.generation > 0)) continue;
+    int gen = l.generation, lanes = l.lanes;
+    std::string why;
+    for (int end : {l.from, l.to}) {
+      const Node& n = nodes[end];
+      if (n.type == NodeType::gpu) {
+        const gpu::GpuSpec spec = gpu::find_gpu_spec(n.model);
+        if (spec.pcie_generation < gen || lanes > 16)
+          why += (why.empty() ? "" : "; ") + n.name + " (" + spec.name + ") is Gen" + std::to_string(spec.pcie_generation) + " x16";
+        gen = std::min(gen, spec.pcie_generation);
+        lanes = std::min(lanes, 16);
+      } else if (n.type == NodeType::pcie_switch && n.generation_given && n.generation < gen) {
+        why += (why.empty() ? "" : "; ") + n.name + " is a Gen" + std::to_string(n.generation) + " switch";
+        gen = n.generation;
       }
-      if (gen != l.generation || lanes != l.lanes) {
-        l.trained = "written Gen" + std::to_string(l.generation) + " x" + std::to_string(l.lanes) + ", trains at Gen" +
-                    std::to_string(gen) + " x" + std::to_string(lanes) + ": " + why;
-        l.generation = gen;
-        l.lanes = lanes;
-        l.bandwidth_Bps = pcie::link_bandwidth_Bps(gen, lanes, l.max_payload_B) * param("pcie.link.efficiency");
-      }
+    }
+    if (gen != l.generation || lanes != l.lanes) {
+      l.trained = "written Gen" + std::to_string(l.generation) + " x" + std::to_string(l.lanes) + ", trains at Gen" + std::to_string(gen) +
+                  " x" + std::to_string(lanes) + ": " + why;
+      l.generation = gen;
+      l.lanes = lanes;
+      l.bandwidth_Bps = pcie_link_Bps(gen, lanes, l.max_payload_B);
     }
     // A GPU has one host interface (a NIC may have two: Socket Direct, multi-host).
     for (int end : {l.from, l.to})

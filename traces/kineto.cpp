@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <istream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -25,36 +26,62 @@ namespace composim::trace {
 
 using nlohmann::json;
 
+namespace {
+
+// The decompressed bytes of a plain or gzip file, read in blocks as the parser asks for
+// them: the text is never held whole (a 2 GiB gzip of blanks took 8 GB when it was).
+// Errors (corrupt or truncated gzip) are thrown from underflow() as InputError, and the
+// JSON parser passes them on.
+class GzStreamBuf : public std::streambuf {
+ public:
+  explicit GzStreamBuf(const std::string& path) : path_(path) {
+    f_ = gzopen(path.c_str(), "rb");
+    if (!f_) input_error(path, "", std::string("cannot open for reading: ") + std::strerror(errno));
+    gzbuffer(f_, 1 << 17);
+  }
+  ~GzStreamBuf() override {
+    if (f_) gzclose(f_);
+  }
+  GzStreamBuf(const GzStreamBuf&) = delete;
+  GzStreamBuf& operator=(const GzStreamBuf&) = delete;
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    const int n = gzread(f_, buf_, sizeof buf_);
+    if (n < 0) {
+      int err = 0;
+      const std::string msg = gzerror(f_, &err);
+      input_error(path_, "byte " + std::to_string(consumed_) + " of the decompressed data", "corrupt or truncated gzip data (" + msg + ")");
+    }
+    if (n == 0) {
+      // zlib reports a gzip stream cut short as a clean end of file with Z_BUF_ERROR.
+      int err = Z_OK;
+      const char* msg = gzerror(f_, &err);
+      if (err == Z_BUF_ERROR)
+        input_error(path_, "byte " + std::to_string(consumed_) + " of the decompressed data",
+                    "truncated gzip file (" + std::string(msg ? msg : "") + ")");
+      return traits_type::eof();
+    }
+    consumed_ += static_cast<size_t>(n);
+    setg(buf_, buf_, buf_ + n);
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  std::string path_;
+  gzFile f_ = nullptr;
+  char buf_[1 << 16];
+  size_t consumed_ = 0;
+};
+
+}  // namespace
+
 std::string read_maybe_gzip(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) input_error(path, "", "is a directory, not a trace file");
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) input_error(path, "", std::string("cannot open for reading: ") + std::strerror(errno));
-  gzbuffer(f, 1 << 17);
-  std::string out;
-  char buf[1 << 16];
-  for (;;) {
-    int n = gzread(f, buf, sizeof buf);
-    if (n < 0) {
-      int err = 0;
-      std::string msg = gzerror(f, &err);
-      gzclose(f);
-      input_error(path, "byte " + std::to_string(out.size()) + " of the decompressed data",
-                  "corrupt or truncated gzip data (" + msg + ")");
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  // zlib reports a gzip stream cut short as a clean end of file with Z_BUF_ERROR.
-  int err = Z_OK;
-  const char* msg = gzerror(f, &err);
-  const bool truncated = err == Z_BUF_ERROR;
-  std::string what = msg ? msg : "";
-  gzclose(f);
-  if (truncated)
-    input_error(path, "byte " + std::to_string(out.size()) + " of the decompressed data",
-                "truncated gzip file (" + what + ")");
-  return out;
+  GzStreamBuf buf(path);
+  return std::string(std::istreambuf_iterator<char>(&buf), std::istreambuf_iterator<char>());
 }
 
 namespace {
@@ -210,57 +237,6 @@ std::int64_t checked_arg(const json& args, const char* key, const std::string& p
 
 constexpr double kMaxUs = 1e12;  // 11.6 days in microseconds
 
-}  // namespace
-
-namespace {
-
-// The decompressed bytes of a plain or gzip file, read in blocks as the parser asks for
-// them: the text is never held whole (a 2 GiB gzip of blanks took 8 GB when it was).
-// Errors (corrupt or truncated gzip) are thrown from underflow() as InputError, and the
-// JSON parser passes them on.
-class GzStreamBuf : public std::streambuf {
- public:
-  explicit GzStreamBuf(const std::string& path) : path_(path) {
-    f_ = gzopen(path.c_str(), "rb");
-    if (!f_) input_error(path, "", std::string("cannot open for reading: ") + std::strerror(errno));
-    gzbuffer(f_, 1 << 17);
-  }
-  ~GzStreamBuf() override {
-    if (f_) gzclose(f_);
-  }
-  GzStreamBuf(const GzStreamBuf&) = delete;
-  GzStreamBuf& operator=(const GzStreamBuf&) = delete;
-
- protected:
-  int_type underflow() override {
-    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    const int n = gzread(f_, buf_, sizeof buf_);
-    if (n < 0) {
-      int err = 0;
-      const std::string msg = gzerror(f_, &err);
-      input_error(path_, "byte " + std::to_string(consumed_) + " of the decompressed data", "corrupt or truncated gzip data (" + msg + ")");
-    }
-    if (n == 0) {
-      // zlib reports a gzip stream cut short as a clean end of file with Z_BUF_ERROR.
-      int err = Z_OK;
-      const char* msg = gzerror(f_, &err);
-      if (err == Z_BUF_ERROR)
-        input_error(path_, "byte " + std::to_string(consumed_) + " of the decompressed data",
-                    "truncated gzip file (" + std::string(msg ? msg : "") + ")");
-      return traits_type::eof();
-    }
-    consumed_ += static_cast<size_t>(n);
-    setg(buf_, buf_, buf_ + n);
-    return traits_type::to_int_type(*gptr());
-  }
-
- private:
-  std::string path_;
-  gzFile f_ = nullptr;
-  char buf_[1 << 16];
-  size_t consumed_ = 0;
-};
-
 // Whether the importer reads a trace event (pass 1 of kineto_from_json skips the others):
 // complete ("X") events of the GPU, CUDA call, sync and ProfilerStep categories. Dropping
 // the rest while parsing (cpu_op, python_function, ac2g flows: two thirds of a typical
@@ -279,8 +255,6 @@ bool event_is_read(const json& e) {
   auto name = e.find("name");
   return name != e.end() && name->is_string() && name->get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0;
 }
-
-
 
 // A DOM builder for nlohmann's SAX parser that keeps only the events the importer reads:
 // an event it does not read becomes an empty object as soon as it is parsed, so that the
