@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -445,7 +446,10 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     for (size_t m = 0; m < machines; ++m) {
       size_t n = 0;
       for (int nic : topo_.nics())
-        if (machine_key(nic) == machine_ids[m]) ++n;
+        if (machine_key(nic) == machine_ids[m]) {
+          ++n;
+          s.nccl_net_latency_s = std::max(s.nccl_net_latency_s, topo_.nodes()[nic].nccl_net_latency_s);
+        }
       nics = std::min(nics, n);
       smallest = std::min(smallest, local[m].size());
     }
@@ -519,6 +523,51 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
   for (const auto& t : s.trees)
     for (auto [child, parent] : t.edges)
       s.tree_shm_step_s = std::max({s.tree_shm_step_s, shm_step_s(child, parent), shm_step_s(parent, child)});
+  if (!s.trees.empty()) {
+    // NCCL runs every searched channel twice (ncclTopoPostset: "Duplication should be
+    // complete now", nChannels * 2, at most MAXCHANNELS = 32), the copy on the mirrored tree.
+    const int searched = static_cast<int>(s.trees.size());
+    s.tree_channels = std::min(kMaxChannels, 2 * searched);
+    const double copies = static_cast<double>(s.tree_channels) / searched;
+    // The first chunk's trip: each hop at one channel's share of its route, shared with the
+    // hops of the same phase (up or down) of every channel that crosses the same resource.
+    std::map<std::pair<int, int>, int> load[2];  // 0: up (child -> parent), 1: down
+    for (const auto& t : s.trees)
+      for (auto [child, parent] : t.edges) {
+        for (const auto& key : resources(child, parent)) ++load[0][key];
+        for (const auto& key : resources(parent, child)) ++load[1][key];
+      }
+    auto hop_s_per_B = [&](int a, int b, int phase) {
+      double rate = INFINITY;
+      for (const auto& key : resources(a, b)) rate = std::min(rate, capacity(key) / (load[phase][key] * copies));
+      return 1.0 / (rate * indirect_factor(a, b));
+    };
+    for (const auto& t : s.trees) {
+      std::map<int, std::vector<int>> children;
+      std::set<int> has_parent;
+      for (auto [child, parent] : t.edges) {
+        children[parent].push_back(child);
+        has_parent.insert(child);
+      }
+      // Slowest leaf-to-root trip up plus slowest root-to-leaf trip down (depth-first).
+      std::function<std::pair<double, double>(int)> trip = [&](int v) {
+        std::pair<double, double> worst{0, 0};
+        auto it = children.find(v);
+        if (it == children.end()) return worst;
+        for (int c : it->second) {
+          const auto below = trip(c);
+          worst.first = std::max(worst.first, below.first + hop_s_per_B(c, v, 0));
+          worst.second = std::max(worst.second, hop_s_per_B(v, c, 1) + below.second);
+        }
+        return worst;
+      };
+      for (const auto& [v, kids] : children)
+        if (!has_parent.count(v)) {
+          const auto [up, down] = trip(v);
+          s.tree_trip_s_per_B = std::max(s.tree_trip_s_per_B, up + down);
+        }
+    }
+  }
   return structures_.emplace(gpus, std::move(s)).first->second;
 }
 
@@ -555,7 +604,11 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
     intra = sched.steps - inter;
   }
   if (hop_steps) *hop_steps = inter;
-  return std::max(0.0, collective::latency_s(pr, a, intra_class, intra, inter) - intra * hop_s(intra_class) - inter * hop_s(LinkClass::network));
+  // The network plugin's own latency, on every network step; twice in Simple (NCCL's
+  // tuning.cc: "Also add the flush extra latency").
+  const double plugin_s = (pr == Protocol::simple ? 2 : 1) * s.nccl_net_latency_s;
+  return std::max(0.0, collective::latency_s(pr, a, intra_class, intra, inter) - intra * hop_s(intra_class) - inter * hop_s(LinkClass::network)) +
+         inter * plugin_s;
 }
 
 // All-to-all. Inside a machine: one flow per GPU pair. Across machines of equal size with
@@ -803,19 +856,20 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
         merged[{parent, child}] += share * in_bytes / eff / indirect_factor(parent, child);
       }
     }
-    p.channels = static_cast<int>(s.trees.size());
+    p.channels = s.tree_channels;
     p.bandwidth_Bps = s.tree_bw;
     p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::tree, false, &p.hop_steps) +
                   collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + 2 * s.tree_depth * s.tree_shm_step_s;
     p.processing_s = collective::achieved_processing_s(p.protocol, s.nvlink_generation, 2 * in_bytes);  // up and down the tree
     p.steps = 2 * s.tree_depth;
     if (p.protocol == Protocol::simple && !s.trees.empty()) {
-      // Pipeline fill: a chunk (or each channel's whole share, if smaller) crosses the
-      // 2 x depth hops up and down one after another, each at the channel's bandwidth; the
-      // flows account for one hop's time per chunk, the fill for the other hops of the first.
-      const double channels = static_cast<double>(s.trees.size());
+      // Pipeline fill: a chunk (or each channel's whole share, if smaller) crosses the hops
+      // up and down one after another, each at its channel's share of the hop; the flows
+      // account for one chunk time at the trees' bottleneck, the fill for the rest of the
+      // first chunk's trip.
+      const double channels = s.tree_channels;
       const double chunk = std::min(collective::tree_simple_chunk_B(), in_bytes / channels);
-      p.pipeline_s = (2 * s.tree_depth - 1) * chunk / (s.tree_bw * eff / channels);
+      p.pipeline_s = std::max(0.0, chunk * (s.tree_trip_s_per_B - channels / s.tree_bw) / eff);
     }
   }
   for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});

@@ -17,12 +17,23 @@
 // machine's GPUs in the intra-machine order rotated by c, and crosses between machines on
 // the NIC nearest its exit GPU (one ring per NIC).
 //
-// Trees (all-reduce across machines only, like NCCL): per channel, a chain through each machine's GPUs and
-// a binary tree between machines' chain heads (alternate channels use the mirrored tree:
-// NCCL's double binary tree); every edge carries its channel's share up and down. In Simple
-// a tree moves chunks of NCCL_BUFFSIZE / 8 per channel through its 2 x depth hops up and
-// down: the first one's trip beyond one hop (the pipeline fill) is added after the flows,
-// with NCCL's per-step latency less the 256 KiB chunk its tuner folds into it.
+// Trees (all-reduce across machines only, like NCCL): per searched channel, a chain through
+// each machine's GPUs and a binary tree between machines' chain heads (alternate channels use
+// the mirrored tree: NCCL's double binary tree); every edge carries its channel's share up
+// and down. NCCL runs each searched channel twice (ncclTopoPostset), so the trees have twice
+// as many channels as searched. In Simple a tree moves chunks of NCCL_BUFFSIZE / 8 per
+// channel through its hops up and down: the first one's trip (the pipeline fill), each hop
+// at one channel's share of its route among the channels whose hops of the same phase (up
+// or down) cross it, less the one chunk time at the trees' bottleneck that the flows count,
+// is added after the flows, with NCCL's per-step latency less the 256 KiB chunk its tuner
+// folds into it. Sharing a hop only within its phase is a choice the one measured multi-node
+// sweep (2 x 8 H100, TCPXO) supports: with the other phase's traffic too, its fill would
+// level off at 1.28 ms instead of 0.69 ms, and 16 MiB take 1.50 ms instead of 0.91 ms
+// (measured: 0.98 ms).
+//
+// Across machines, every network step of NCCL's latency also carries the latency the NICs'
+// network plugin reports (topo::Node::nccl_net_latency_s), twice in Simple, as NCCL's
+// tuning.cc adds graphs->latencyInter.
 //
 // Choice: the (algorithm, protocol) pair with the least predicted time
 //   t = latency(algorithm, protocol, steps) + bytes_on_busiest_link / (bandwidth * fraction)
@@ -40,8 +51,8 @@
 // GPU i -> GPU i+1 through the switch, each carrying S(n+1)/n / collective::nvls_efficiency(),
 // loads every GPU's up- and down-link as the switch's reduce and multicast do.
 //
-// Known approximations: NCCL's per-channel caps for LL128 and trees are not applied (its
-// channel counts are not modelled, only total ring bandwidth); NVLS across machines
+// Known approximations: NCCL's per-channel caps for LL128 and trees are not applied (rings
+// keep the searched channel count, which changes no ring's bandwidth); NVLS across machines
 // (NVLS_TREE) and CollNet are not modelled; ring searches beyond 9 GPUs per machine use the
 // topology's GPU order.
 #pragma once
@@ -65,12 +76,12 @@ struct CollectivePlan {
   collective::Algorithm algorithm = collective::Algorithm::ring;
   collective::Protocol protocol = collective::Protocol::simple;
   collective::LinkClass link_class = collective::LinkClass::pcie;
-  int channels = 0;          // rings or trees used
+  int channels = 0;          // ring channels searched, or NCCL's tree channels (2 x trees)
   double latency_s = 0;      // added after the last flow
   double processing_s = 0;   // the GPUs' own time on the bytes, also added after the last flow
                              // (collective::achieved_processing_s(): V100 LL128)
   double pipeline_s = 0;     // a tree's pipeline fill in Simple, also added after the last flow:
-                             // (hops - 1) x chunk / channel bandwidth
+                             // the first chunk's trip less one chunk time at the bottleneck
   double bandwidth_Bps = 0;  // algorithm bandwidth of the structure (sum over channels)
   double estimated_s = 0;    // the tuner's prediction, before contention
   double bottleneck_bytes = 0;  // bytes the busiest link carries per unit of bandwidth (for calibration)
@@ -153,6 +164,12 @@ class CollectivePlanner {
     bool intra_nvb = false;                   // some ring hop goes through an intermediate GPU (NVB)
     bool intra_any_nvlink = true;             // every machine's ring hops are NVLink, direct or NVB
     int tree_depth = 0;                       // every tree's steps from a leaf to the root: chain + ceil(log2 machines)
+    int tree_channels = 0;                    // NCCL's channels on the trees: 2 x trees (at most kMaxChannels)
+    // The slowest tree's first-chunk trip, up from its deepest leaf and back down, in seconds
+    // per byte of chunk: each hop at one channel's share of its route, the route's resources
+    // shared among the channels whose hops of the same phase (up or down) cross them.
+    double tree_trip_s_per_B = 0;
+    double nccl_net_latency_s = 0;  // the largest its machines' NICs state (topo::Node::nccl_net_latency_s)
     bool uniform_compute_capability = true;
     bool one_gpu_per_machine = false;
     // NVLS (collective::nvls_efficiency()): one machine, every member on an NVSwitch over
@@ -160,6 +177,7 @@ class CollectivePlanner {
     bool nvls = false;
     double nvls_gpu_Bps = 0, nvls_rated_Bps = 0;  // the smallest of the flows' / members'
   };
+  static constexpr int kMaxChannels = 32;  // NCCL's MAXCHANNELS (src/include/device.h)
   const Structure& structure(const std::vector<int>& gpus);
   // NCCL's latency of algorithm a with protocol pr on s (collective::latency_s()): across
   // machines, intra-machine steps at the machine's link class and network steps apart.

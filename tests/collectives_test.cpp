@@ -308,8 +308,8 @@ TEST(CollectiveCommand, AllToAllAcrossNodesIsNicBound) {
 // latency: of the ring's 30 steps, 2 x 2 cross the network (2.7 us each) and 26 are NVLink
 // (0.47 us, x 1.8 for LL across machines): t = 3.6 + 26 x 0.846 + 4 x 2.7 us
 // + 2 x 15/16 x 64 MiB / 39 GB/s. A tree reaches 0.92 of its bandwidth, and in Simple adds
-// its pipeline fill: t = latency + 15 x 512 KiB / (channel bandwidth x 0.92) + 8 GiB /
-// (tree bandwidth x 0.92), with 2 x (7 + 1) steps at NCCL's 28 us less the 256 KiB / 12 GB/s
+// its pipeline fill: t = latency + fill + 8 GiB / (tree
+// bandwidth x 0.92), with 2 x (7 + 1) steps at NCCL's 28 us less the 256 KiB / 12 GB/s
 // chunk NCCL's tuner folds into each.
 TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
   composim::testing::TempDir d;
@@ -326,31 +326,46 @@ TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   f = collective_csv_first_row(d.path() + "/tree");
   const double tree_lat_us = 16 * (28.0 - 262144.0 / 12e9 * 1e6);  // 98.47 us
-  const double bw = std::stod(f[14]) * 1e9 * 0.92, channels = std::stod(f[10]);
-  const double fill_us = 15 * 524288.0 / (bw / channels) * 1e6;
+  const double tree_Bps = std::stod(f[14]) * 1e9, fill_us = std::stod(f[19]);
   EXPECT_NEAR(std::stod(f[16]), tree_lat_us, 0.001);
-  EXPECT_NEAR(std::stod(f[19]), fill_us, 0.001);
-  const double tree_us = tree_lat_us + fill_us + 8589934592.0 / bw * 1e6;
+  EXPECT_GT(fill_us, 0.0);  // its value: TreePipelineFill
+  const double tree_us = tree_lat_us + fill_us + 8589934592.0 / (tree_Bps * 0.92) * 1e6;
   EXPECT_NEAR(std::stod(f[5]), tree_us, 0.001 * tree_us);
 }
 
-// A tree in Simple pipelines chunks of NCCL_BUFFSIZE / 8 per channel through its 2 x depth
-// hops; a channel whose share is smaller moves it whole. 2 x 8 H100, 2 x 8 levels: at 1 MiB
-// each of the c channels' 1 MiB / c crosses 16 hops one after another, so the fill is 15 x
-// 1 MiB / c / channel bandwidth; at 64 MiB it is 15 chunks of 512 KiB (4 MiB buffer) or of
-// 1 MiB with --nccl-buffsize 8M. The tuner keeps NCCL's own latency (28 us per step): the
-// ring wins at 1 MiB unless the tree is forced.
+// A tree in Simple pipelines chunks of NCCL_BUFFSIZE / 8 per channel (a channel whose share
+// is smaller moves it whole) through its hops up and down; the flows account for one chunk
+// time at the trees' bottleneck, the fill for the rest of the first chunk's trip. 2 x 2 of
+// the A3 Mega's H100s (200 Gb/s rails, 24.24 GB/s): 2 searched channels, one per rail, run
+// twice (NCCL's ncclTopoPostset), so 4 tree channels. Tree 0 climbs n1.gpu1 -> n1.gpu0 ->
+// (rail 0) -> n0.gpu0 and comes back down; tree 1 is its mirror on rail 1. Each hop moves at
+// one channel's share of its route among the channels whose hops of the same phase cross
+// it: a GPU's NVLink (376.6 GB/s) carries one tree's up hops, x 2 channels; a NIC one
+// tree's, x 2. Trip per chunk byte: 2 x (2 / NVLink + 2 / NIC); less one hop at the trees'
+// 4 channels on 2 x 24.24 GB/s: fill = chunk x (2 x 2 / NVLink + 1 x 2 / NIC) / 0.92.
+// The NICs state TCPXO's plugin latency (6.4 us), on each of the 2 network steps, twice in
+// Simple: latency = 4 x (28 - 262144 / 12 GB/s) + 2 x 2 x 6.4 us.
 TEST(CollectiveCommand, TreePipelineFill) {
-  auto f = composim::testing::collective_row("--bytes 1M --topology 2x-hgx-h100-ib --algo tree --proto Simple");
+  const std::string a3 = "--topology " + composim::testing::source_dir() + "/validation/topologies/gcp-a3mega-2x8-h100.json " +
+                         "--placement n0.gpu0,n0.gpu1,n1.gpu0,n1.gpu1 --algo tree";
+  const std::string simple = a3 + " --proto Simple";
+  const double nvlink = nvlink::payload_bandwidth_Bps(4, 18), nic = 200e9 / 8 * 64 / 66;
+  auto fill_us = [&](double chunk_B) { return chunk_B * (2 * 2 / nvlink + 1 * 2 / nic) / 0.92 * 1e6; };
+  auto f = composim::testing::collective_row("--bytes 1M " + simple);
   ASSERT_EQ(f[8], "TREE");
-  const double c = std::stod(f[10]), ch_Bps = std::stod(f[14]) * 1e9 * 0.92 / c;
-  EXPECT_GE(c, 2);
-  EXPECT_NEAR(std::stod(f[19]), 15 * 1048576.0 / c / ch_Bps * 1e6, 0.001);
-  auto g = composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo tree --proto Simple");
-  EXPECT_NEAR(std::stod(g[19]), 15 * 524288.0 / ch_Bps * 1e6, 0.001);
-  auto h = composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo tree --proto Simple --nccl-buffsize 8M");
-  EXPECT_NEAR(std::stod(h[19]), 15 * 1048576.0 / ch_Bps * 1e6, 0.001);
+  EXPECT_EQ(f[10], "4");
+  EXPECT_NEAR(std::stod(f[14]) * 1e9, 2 * nic, 1e3);
+  EXPECT_NEAR(std::stod(f[19]), fill_us(262144.0), 0.001);  // each channel's 256 KiB share
+  EXPECT_NEAR(std::stod(f[16]), 4 * (28.0 - 262144.0 / 12e9 * 1e6) + 2 * 2 * 6.4, 0.001);
+  auto g = composim::testing::collective_row("--bytes 64M " + simple);
+  EXPECT_NEAR(std::stod(g[19]), fill_us(524288.0), 0.001);  // 4 MiB buffer
+  auto h = composim::testing::collective_row("--bytes 64M --nccl-buffsize 8M " + simple);
+  EXPECT_NEAR(std::stod(h[19]), fill_us(1048576.0), 0.001);
   EXPECT_NEAR(std::stod(h[5]) - std::stod(g[5]), std::stod(h[19]) - std::stod(g[19]), 0.01);  // only the fill differs
+  // In LL the plugin's latency counts once per network step.
+  auto ll = composim::testing::collective_row("--bytes 1M " + a3 + " --proto LL");
+  auto ll0 = composim::testing::collective_row("--bytes 1M --topology 2x-hgx-h100-ib --placement n0.gpu0,n0.gpu1,n1.gpu0,n1.gpu1 --algo tree --proto LL");
+  EXPECT_NEAR(std::stod(ll[16]) - std::stod(ll0[16]), 2 * 6.4, 0.001);
   // Rings and other protocols have no such term; NCCL's tuner does not see it.
   EXPECT_EQ(std::stod(composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo ring --proto Simple")[19]), 0.0);
   EXPECT_EQ(std::stod(composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo tree --proto LL128")[19]), 0.0);

@@ -208,7 +208,10 @@ Node parse_node(const json& j, const std::string& file, const std::string& place
       n.p2p = f.boolean("p2p", spec.pcie_p2p);
       break;
     }
-    case NodeType::nic: n.latency_s = f.num("latency_s", 0.0, 0.0, kMaxLatency_s); break;
+    case NodeType::nic:
+      n.latency_s = f.num("latency_s", 0.0, 0.0, kMaxLatency_s);
+      n.nccl_net_latency_s = f.num("nccl_net_latency_s", 0.0, 0.0, kMaxLatency_s);
+      break;
     case NodeType::nvswitch: n.latency_s = f.num("latency_s", nvlink::kNvSwitchLatency_s, 0.0, kMaxLatency_s); break;
     case NodeType::retimer: n.latency_s = f.num("latency_s", pcie::kRetimerLatency_s, 0.0, kMaxLatency_s); break;
     case NodeType::optical_transceiver: n.latency_s = f.num("latency_s", pcie::kOpticalTransceiverLatency_s, 0.0, kMaxLatency_s); break;

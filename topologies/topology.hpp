@@ -38,6 +38,10 @@ struct Node {
   double memory_bandwidth_Bps = 0;     // host only
   int generation = 0;                  // pcie_switch only
   bool generation_given = false;       // pcie_switch: the file states it (else 3, for its latency only)
+  // nic: the latency NCCL's network plugin reports for it (ncclNetProperties.latency), which
+  // NCCL adds to every network step of its latency model, twice in Simple (the flush). NCCL's
+  // own InfiniBand and socket transports report 0 ("not set"); third-party plugins may not.
+  double nccl_net_latency_s = 0;
   bool is_endpoint() const { return type == NodeType::gpu || type == NodeType::nic || type == NodeType::host; }
 };
 

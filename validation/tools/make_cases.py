@@ -64,16 +64,14 @@ nccl("nccl-gcp-a3mega-2x8-h100", "gcp_a3mega_2x8_h100",
      "https://github.com/lessizzmore/create-a3mega-ztan-fork/blob/02dd8f455c43ced1cf442ef29334bda97149264b/ztan-NCCL-test-result",
      "2 nodes x 8 H100 80GB (GCP A3 Mega assumed: 8 x 200 Gb/s GPUDirect-TCPXO; the file does not state it)",
      "../topologies/gcp-a3mega-2x8-h100.json", ["--algo", "tree", "--proto", "Simple", "--nccl-buffsize", "8M"],
-     "TCPXO's software path is not modelled, and GCP's settings are assumed, not stated by the file: below 1 MiB the tree's "
-     "latency (99 us: NCCL's per-step latencies less the chunk NCCL's tuner folds into them) is 16-34% under the measured 123-174 us; "
-     "at 4 and 8 MiB, where each of the 8 channels' share reaches the 1 MiB chunk, 23% and 33% slow; 1-2 MiB and 16 MiB and up within 12%.",
      target=20,
      desc="nccl-tests all_reduce_perf on 2 nodes x 8 H100 80GB (GCP A3 Mega assumed: 8 x 200 Gb/s GPUDirect-TCPXO; the file does not state it), "
           "emulated by `composim collective --algo tree --proto Simple --nccl-buffsize 8M`, GCP's TCPXO set-up as apple/axlearn copies it "
           "(axlearn/cloud/gcp/nccl/a3_mega): its guest config enforces NCCL_PROTO=Simple and NCCL_BUFFSIZE=8388608 (Simple until LL128 became "
           "GCP's default in May 2025, GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpxo/README.md), and its tuner plugin's "
           "rules run all-reduce on 2 nodes x 8 GPUs as Tree/Simple at every size (tuner_config.txtpb); the file prints no NCCL version or date. "
-          "No parameter is fitted to this source.")
+          "One parameter is fitted to this source, on its latency-only sizes (8 B-4 KiB): the latency TCPXO's NCCL plugin adds to each network "
+          "step (the topology's nccl_net_latency_s, 6.4 us); no size of 1 MiB and up was used.")
 nccl("nccl-h100-pcie-nvlink-pair", "issue_nccl-tests_194_h100pcie_nvlink_pair", "https://github.com/NVIDIA/nccl-tests/issues/194",
      "2x H100 PCIe joined by an NVLink bridge", "../topologies/h100-pcie-nvlink-pair.json", [],
      "measured 115-116 GB/s busbw is ~0.39 of the bridge's 300 GB/s per direction; composim predicts the NVLink payload rate")
