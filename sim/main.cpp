@@ -660,10 +660,13 @@ int cmd_topology(const std::string& name, const std::string& dot, bool dot_given
     line("topology %s (%s): %zu nodes, %zu links, %zu GPUs, P2P %s\n", t.name().c_str(), t.file().c_str(), t.nodes().size(),
          t.links().size(), t.gpus().size(), t.p2p_enabled() ? "on" : "off");
     text += "nodes:\n";
-    for (const auto& n : t.nodes())
-      line("  %-14s %-20s latency %.3f us%s%s\n", n.name.c_str(), std::string(topo::to_string(n.type)).c_str(), n.latency_s * 1e6,
+    for (const auto& n : t.nodes()) {
+      char plugin[64] = "";
+      if (n.nccl_net_latency_s > 0) std::snprintf(plugin, sizeof plugin, ", NCCL net plugin latency %.3f us", n.nccl_net_latency_s * 1e6);
+      line("  %-14s %-20s latency %.3f us%s%s%s\n", n.name.c_str(), std::string(topo::to_string(n.type)).c_str(), n.latency_s * 1e6,
            n.model.empty() ? "" : (", model " + n.model).c_str(),
-           n.type == topo::NodeType::gpu ? (n.p2p ? ", PCIe P2P capable" : ", no PCIe P2P") : "");
+           n.type == topo::NodeType::gpu ? (n.p2p ? ", PCIe P2P capable" : ", no PCIe P2P") : "", plugin);
+    }
     text += "links:\n";
     for (const auto& l : t.links())
       line("  %-22s %-16s %s <-> %s  %.2f GB/s per direction, latency %.3f us%s\n", l.name.c_str(),

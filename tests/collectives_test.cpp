@@ -366,6 +366,9 @@ TEST(CollectiveCommand, TreePipelineFill) {
   auto ll = composim::testing::collective_row("--bytes 1M " + a3 + " --proto LL");
   auto ll0 = composim::testing::collective_row("--bytes 1M --topology 2x-hgx-h100-ib --placement n0.gpu0,n0.gpu1,n1.gpu0,n1.gpu1 --algo tree --proto LL");
   EXPECT_NEAR(std::stod(ll[16]) - std::stod(ll0[16]), 2 * 6.4, 0.001);
+  // `composim topology` shows it.
+  auto listing = composim::testing::run_cli("topology " + composim::testing::source_dir() + "/validation/topologies/gcp-a3mega-2x8-h100.json");
+  EXPECT_NE(listing.out.find("  n1.nic7        nic                  latency 0.000 us, NCCL net plugin latency 6.400 us\n"), std::string::npos);
   // Rings and other protocols have no such term; NCCL's tuner does not see it.
   EXPECT_EQ(std::stod(composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo ring --proto Simple")[19]), 0.0);
   EXPECT_EQ(std::stod(composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo tree --proto LL128")[19]), 0.0);

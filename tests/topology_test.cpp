@@ -283,6 +283,12 @@ TEST(Topology, AbsurdValuesAreRefused) {
   doc["nodes"][0]["root_complex_latency_s"] = 2.0;
   EXPECT_EQ(error_of(doc), "t.json: nodes[0]: \"root_complex_latency_s\" must be a number in [0, 1]");
   doc = small();
+  doc["nodes"].push_back({{"name", "nic0"}, {"type", "nic"}, {"nccl_net_latency_s", -1e-6}});
+  doc["links"].push_back({{"from", "sw0"}, {"to", "nic0"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}});
+  EXPECT_EQ(error_of(doc), "t.json: nodes[4]: \"nccl_net_latency_s\" must be a number in [0, 1]");
+  doc["nodes"][4]["nccl_net_latency_s"] = 6.4e-6;
+  EXPECT_EQ(topo::Topology::parse(doc, "t.json").nodes()[4].nccl_net_latency_s, 6.4e-6);
+  doc = small();
   doc["links"][2]["length_m"] = 1e308;
   EXPECT_EQ(error_of(doc), "t.json: links[2]: \"length_m\" must be a number in [0, 10000]");
   doc = small();
