@@ -137,6 +137,18 @@ double CollectivePlanner::capacity(std::pair<int, int> key) const {
   return topo_.links()[key.first].bandwidth_Bps;
 }
 
+// The network plugin's own latency on one network step; twice in Simple (NCCL's tuning.cc:
+// "Also add the flush extra latency").
+static double plugin_step_s(Protocol pr, double plugin_latency_s) { return (pr == Protocol::simple ? 2 : 1) * plugin_latency_s; }
+
+double CollectivePlanner::net_plugin_latency_s(int a, int b) {
+  const auto& r = route(a, b);
+  double l = 0;
+  if (r.network)
+    for (int v : r.transit) l = std::max(l, topo_.nodes()[v].nccl_net_latency_s);
+  return l;
+}
+
 double CollectivePlanner::indirect_factor(int a, int b) { return route(a, b).nvb ? collective::indirect_nvlink_efficiency() : 1.0; }
 
 // SHM hops: the receiver polls its flag in host memory across PCIe, so each step of the
@@ -446,14 +458,12 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     for (size_t m = 0; m < machines; ++m) {
       size_t n = 0;
       for (int nic : topo_.nics())
-        if (machine_key(nic) == machine_ids[m]) {
-          ++n;
-          s.nccl_net_latency_s = std::max(s.nccl_net_latency_s, topo_.nodes()[nic].nccl_net_latency_s);
-        }
+        if (machine_key(nic) == machine_ids[m]) ++n;
       nics = std::min(nics, n);
       smallest = std::min(smallest, local[m].size());
     }
-    const size_t R = std::max<size_t>(1, std::min(nics, smallest));
+    // At most MAXCHANNELS / 2 searched channels, as NCCL's search (its copies make the rest).
+    const size_t R = std::max<size_t>(1, std::min({nics, smallest, static_cast<size_t>(kMaxChannels / 2)}));
     std::vector<std::vector<int>> candidates;
     for (size_t c = 0; c < R; ++c) {
       // Each machine's part of ring c starts at the local position where the previous
@@ -498,10 +508,14 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       heads.push_back(chain.front());
     }
     // Binary tree over machines (heap order); odd channels mirror it (double binary tree).
+    // The twin (NCCL's copy of the channel) has the same chains under the other tree.
+    t.twin_edges = t.edges;
     for (size_t m = 1; m < machines; ++m) {
-      const size_t child = c % 2 ? machines - 1 - m : m;
-      const size_t parent = c % 2 ? machines - 1 - (m - 1) / 2 : (m - 1) / 2;
-      t.edges.emplace_back(heads[child], heads[parent]);
+      for (const bool mirror : {c % 2 == 1, c % 2 == 0}) {
+        const size_t child = mirror ? machines - 1 - m : m;
+        const size_t parent = mirror ? machines - 1 - (m - 1) / 2 : (m - 1) / 2;
+        (mirror == (c % 2 == 1) ? t.edges : t.twin_edges).emplace_back(heads[child], heads[parent]);
+      }
     }
     std::vector<std::pair<int, int>> hops;
     for (auto [a, b] : t.edges) {
@@ -523,50 +537,63 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
   for (const auto& t : s.trees)
     for (auto [child, parent] : t.edges)
       s.tree_shm_step_s = std::max({s.tree_shm_step_s, shm_step_s(child, parent), shm_step_s(parent, child)});
+  // The network plugin's latency: that of the NICs the rings and trees cross.
+  for (const auto& r : s.rings)
+    for (size_t i = 0; i < r.order.size(); ++i)
+      s.nccl_net_latency_s = std::max(s.nccl_net_latency_s, net_plugin_latency_s(r.order[i], r.order[(i + 1) % r.order.size()]));
+  for (const auto& t : s.trees)
+    for (const auto* edges : {&t.edges, &t.twin_edges})
+      for (auto [child, parent] : *edges)
+        s.nccl_net_latency_s = std::max({s.nccl_net_latency_s, net_plugin_latency_s(child, parent), net_plugin_latency_s(parent, child)});
   if (!s.trees.empty()) {
     // NCCL runs every searched channel twice (ncclTopoPostset: "Duplication should be
-    // complete now", nChannels * 2, at most MAXCHANNELS = 32), the copy on the mirrored tree.
+    // complete now", nChannels * 2, at most MAXCHANNELS = 32), the copy on the mirrored tree
+    // (connectTrees): the tree and its twin, one channel each.
     const int searched = static_cast<int>(s.trees.size());
     s.tree_channels = std::min(kMaxChannels, 2 * searched);
-    const double copies = static_cast<double>(s.tree_channels) / searched;
+    const double per_orientation = static_cast<double>(s.tree_channels) / (2.0 * searched);
     // The first chunk's trip: each hop at one channel's share of its route, shared with the
     // hops of the same phase (up or down) of every channel that crosses the same resource.
-    std::map<std::pair<int, int>, int> load[2];  // 0: up (child -> parent), 1: down
+    // All channels start together and, at one chunk per channel, move in step: going up,
+    // nothing has come down yet, and coming down, nothing is going up any more.
+    std::map<std::pair<int, int>, double> load[2];  // 0: up (child -> parent), 1: down
     for (const auto& t : s.trees)
-      for (auto [child, parent] : t.edges) {
-        for (const auto& key : resources(child, parent)) ++load[0][key];
-        for (const auto& key : resources(parent, child)) ++load[1][key];
-      }
+      for (const auto* edges : {&t.edges, &t.twin_edges})
+        for (auto [child, parent] : *edges) {
+          for (const auto& key : resources(child, parent)) load[0][key] += per_orientation;
+          for (const auto& key : resources(parent, child)) load[1][key] += per_orientation;
+        }
     auto hop_s_per_B = [&](int a, int b, int phase) {
       double rate = INFINITY;
-      for (const auto& key : resources(a, b)) rate = std::min(rate, capacity(key) / (load[phase][key] * copies));
+      for (const auto& key : resources(a, b)) rate = std::min(rate, capacity(key) / load[phase][key]);
       return 1.0 / (rate * indirect_factor(a, b));
     };
-    for (const auto& t : s.trees) {
-      std::map<int, std::vector<int>> children;
-      std::set<int> has_parent;
-      for (auto [child, parent] : t.edges) {
-        children[parent].push_back(child);
-        has_parent.insert(child);
+    for (const auto& t : s.trees)
+      for (const auto* edges : {&t.edges, &t.twin_edges}) {
+        std::map<int, std::vector<int>> children;
+        std::set<int> has_parent;
+        for (auto [child, parent] : *edges) {
+          children[parent].push_back(child);
+          has_parent.insert(child);
+        }
+        // Slowest leaf-to-root trip up plus slowest root-to-leaf trip down (depth-first).
+        std::function<std::pair<double, double>(int)> trip = [&](int v) {
+          std::pair<double, double> worst{0, 0};
+          auto it = children.find(v);
+          if (it == children.end()) return worst;
+          for (int c : it->second) {
+            const auto below = trip(c);
+            worst.first = std::max(worst.first, below.first + hop_s_per_B(c, v, 0));
+            worst.second = std::max(worst.second, hop_s_per_B(v, c, 1) + below.second);
+          }
+          return worst;
+        };
+        for (const auto& [v, kids] : children)
+          if (!has_parent.count(v)) {
+            const auto [up, down] = trip(v);
+            s.tree_trip_s_per_B = std::max(s.tree_trip_s_per_B, up + down);
+          }
       }
-      // Slowest leaf-to-root trip up plus slowest root-to-leaf trip down (depth-first).
-      std::function<std::pair<double, double>(int)> trip = [&](int v) {
-        std::pair<double, double> worst{0, 0};
-        auto it = children.find(v);
-        if (it == children.end()) return worst;
-        for (int c : it->second) {
-          const auto below = trip(c);
-          worst.first = std::max(worst.first, below.first + hop_s_per_B(c, v, 0));
-          worst.second = std::max(worst.second, hop_s_per_B(v, c, 1) + below.second);
-        }
-        return worst;
-      };
-      for (const auto& [v, kids] : children)
-        if (!has_parent.count(v)) {
-          const auto [up, down] = trip(v);
-          s.tree_trip_s_per_B = std::max(s.tree_trip_s_per_B, up + down);
-        }
-    }
   }
   return structures_.emplace(gpus, std::move(s)).first->second;
 }
@@ -604,11 +631,8 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
     intra = sched.steps - inter;
   }
   if (hop_steps) *hop_steps = inter;
-  // The network plugin's own latency, on every network step; twice in Simple (NCCL's
-  // tuning.cc: "Also add the flush extra latency").
-  const double plugin_s = (pr == Protocol::simple ? 2 : 1) * s.nccl_net_latency_s;
   return std::max(0.0, collective::latency_s(pr, a, intra_class, intra, inter) - intra * hop_s(intra_class) - inter * hop_s(LinkClass::network)) +
-         inter * plugin_s;
+         inter * plugin_step_s(pr, s.nccl_net_latency_s);
 }
 
 // All-to-all. Inside a machine: one flow per GPU pair. Across machines of equal size with
@@ -677,15 +701,16 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
     }
   }
   bool nv = true;
-  double shm_step = 0;
+  double shm_step = 0, plugin = 0;
   for (const auto& [pair, bytes] : merged) {
     p.flows.push_back({pair.first, pair.second, bytes / indirect_factor(pair.first, pair.second)});
     nv = nv && route(pair.first, pair.second).nvlink;
     shm_step = std::max(shm_step, shm_step_s(pair.first, pair.second));
+    plugin = std::max(plugin, net_plugin_latency_s(pair.first, pair.second));
   }
   p.channels = static_cast<int>(L);
   p.link_class = M > 1 ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
-  p.latency_s = collective::latency_s(p.protocol, p.link_class, 1) + shm_step;
+  p.latency_s = collective::latency_s(p.protocol, p.link_class, 1) + shm_step + plugin_step_s(p.protocol, plugin);
   p.steps = p.hop_steps = 1;
   return p;
 }
@@ -700,7 +725,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     // nccl-tests' sendrecv_perf does): one direct flow per rank, not NCCL's ring channels.
     bool network = false, nv = true;
     double bw = INFINITY;
-    double shm_step = 0;
+    double shm_step = 0, plugin = 0;
     for (int i = 0; i < n; ++i) {
       const int a = gpus[i], b = gpus[(i + 1) % n];
       const auto& r = route(a, b);
@@ -709,6 +734,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       bw = std::min(bw, r.bottleneck_Bps);
       if (r.shm()) bw = std::min(bw, collective::shm_transport_Bps());
       shm_step = std::max(shm_step, shm_step_s(a, b));
+      plugin = std::max(plugin, net_plugin_latency_s(a, b));
     }
     // The ring's slowest peer sets the pace: one network hop makes it Simple for all.
     p.protocol = p2p_protocol(in_bytes, network);
@@ -723,7 +749,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.bottleneck_bytes = flows_bound_s(p.flows) * bw;
     p.steps = 1;
     p.hop_steps = 1;
-    p.latency_s = collective::latency_s(p.protocol, p.link_class, 1) + shm_step;
+    p.latency_s = collective::latency_s(p.protocol, p.link_class, 1) + shm_step + plugin_step_s(p.protocol, plugin);
     return p;
   }
   const Structure& s = structure(gpus);

@@ -20,20 +20,21 @@
 // Trees (all-reduce across machines only, like NCCL): per searched channel, a chain through
 // each machine's GPUs and a binary tree between machines' chain heads (alternate channels use
 // the mirrored tree: NCCL's double binary tree); every edge carries its channel's share up
-// and down. NCCL runs each searched channel twice (ncclTopoPostset), so the trees have twice
-// as many channels as searched. In Simple a tree moves chunks of NCCL_BUFFSIZE / 8 per
+// and down. NCCL runs each searched channel twice (ncclTopoPostset), the copy on the
+// mirrored tree (connectTrees): twice as many tree channels as searched. In Simple a tree moves chunks of NCCL_BUFFSIZE / 8 per
 // channel through its hops up and down: the first one's trip (the pipeline fill), each hop
 // at one channel's share of its route among the channels whose hops of the same phase (up
 // or down) cross it, less the one chunk time at the trees' bottleneck that the flows count,
 // is added after the flows, with NCCL's per-step latency less the 256 KiB chunk its tuner
-// folds into it. Sharing a hop only within its phase is a choice the one measured multi-node
-// sweep (2 x 8 H100, TCPXO) supports: with the other phase's traffic too, its fill would
-// level off at 1.28 ms instead of 0.69 ms, and 16 MiB take 1.50 ms instead of 0.91 ms
-// (measured: 0.98 ms).
+// folds into it. Sharing a hop only within its phase is exact while each channel moves one
+// chunk (all channels climb, then descend, together) and optimistic with several, when later
+// chunks climb while the first descends. On the one measured multi-node sweep (2 x 8 H100,
+// TCPXO) the measured trip is still about 30% longer than this one (see the case's gap).
 //
-// Across machines, every network step of NCCL's latency also carries the latency the NICs'
-// network plugin reports (topo::Node::nccl_net_latency_s), twice in Simple, as NCCL's
-// tuning.cc adds graphs->latencyInter.
+// Across machines, every network step of NCCL's latency also carries the latency the
+// network plugin reports for the NICs crossed (topo::Node::nccl_net_latency_s), twice in
+// Simple, as NCCL's tuning.cc adds graphs->latencyInter; point-to-point operations (whose
+// latency NCCL's tuner does not model) get it on their one network step too.
 //
 // Choice: the (algorithm, protocol) pair with the least predicted time
 //   t = latency(algorithm, protocol, steps) + bytes_on_busiest_link / (bandwidth * fraction)
@@ -149,6 +150,7 @@ class CollectivePlanner {
   };
   struct Tree {
     std::vector<std::pair<int, int>> edges;  // (child, parent) GPU nodes
+    std::vector<std::pair<int, int>> twin_edges;  // NCCL's copy of the channel: the same chains, the binary tree mirrored
     double bandwidth_Bps;
   };
   struct Structure {
@@ -169,7 +171,7 @@ class CollectivePlanner {
     // per byte of chunk: each hop at one channel's share of its route, the route's resources
     // shared among the channels whose hops of the same phase (up or down) cross them.
     double tree_trip_s_per_B = 0;
-    double nccl_net_latency_s = 0;  // the largest its machines' NICs state (topo::Node::nccl_net_latency_s)
+    double nccl_net_latency_s = 0;  // the largest the NICs its rings and trees cross state (net_plugin_latency_s())
     bool uniform_compute_capability = true;
     bool one_gpu_per_machine = false;
     // NVLS (collective::nvls_efficiency()): one machine, every member on an NVSwitch over
@@ -198,6 +200,9 @@ class CollectivePlanner {
   // What a hop from a to b achieves relative to a direct one: below 1 where it goes
   // through an intermediate GPU's memory (NCCL's P2P/indirect on an NVB path).
   double indirect_factor(int a, int b);
+  // The latency the network plugin of the route's NICs reports (topo::Node::nccl_net_latency_s;
+  // the largest of them), 0 for routes inside a machine.
+  double net_plugin_latency_s(int a, int b);
   // Time the flows need on their busiest resource, alone on the topology: max over links,
   // memories and SHM budgets of (bytes crossing it / its capacity), in seconds.
   double flows_bound_s(const std::vector<Flow>& flows);

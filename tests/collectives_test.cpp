@@ -336,13 +336,15 @@ TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
 // A tree in Simple pipelines chunks of NCCL_BUFFSIZE / 8 per channel (a channel whose share
 // is smaller moves it whole) through its hops up and down; the flows account for one chunk
 // time at the trees' bottleneck, the fill for the rest of the first chunk's trip. 2 x 2 of
-// the A3 Mega's H100s (200 Gb/s rails, 24.24 GB/s): 2 searched channels, one per rail, run
-// twice (NCCL's ncclTopoPostset), so 4 tree channels. Tree 0 climbs n1.gpu1 -> n1.gpu0 ->
-// (rail 0) -> n0.gpu0 and comes back down; tree 1 is its mirror on rail 1. Each hop moves at
-// one channel's share of its route among the channels whose hops of the same phase cross
-// it: a GPU's NVLink (376.6 GB/s) carries one tree's up hops, x 2 channels; a NIC one
-// tree's, x 2. Trip per chunk byte: 2 x (2 / NVLink + 2 / NIC); less one hop at the trees'
-// 4 channels on 2 x 24.24 GB/s: fill = chunk x (2 x 2 / NVLink + 1 x 2 / NIC) / 0.92.
+// the A3 Mega's H100s (200 Gb/s rails, 24.24 GB/s): 2 searched channels, one per rail, each
+// run twice (NCCL's ncclTopoPostset), the copy on the mirrored tree: 4 tree channels. Tree 0
+// climbs n1.gpu1 -> n1.gpu0 -> (rail 0) -> n0.gpu0 and comes back down; its copy crosses
+// rail 0 the other way, and tree 1 and its copy do the same on rail 1. Each hop moves at one
+// channel's share of its route among the channels whose hops of the same phase cross it: a
+// GPU's NVLink (376.6 GB/s) carries the up hops of one chain in both orientations (2
+// channels); a NIC, per direction, one channel's. Trip per chunk byte: 2 x (1 / (NVLink / 2)
+// + 1 / NIC); less one chunk time at 4 channels on 2 x 24.24 GB/s: fill = chunk x (2 x 2 /
+// NVLink + 2 / NIC - 4 / (2 x NIC)) / 0.92, the NIC terms cancelling.
 // The NICs state TCPXO's plugin latency (6.4 us), on each of the 2 network steps, twice in
 // Simple: latency = 4 x (28 - 262144 / 12 GB/s) + 2 x 2 x 6.4 us.
 TEST(CollectiveCommand, TreePipelineFill) {
@@ -350,7 +352,7 @@ TEST(CollectiveCommand, TreePipelineFill) {
                          "--placement n0.gpu0,n0.gpu1,n1.gpu0,n1.gpu1 --algo tree";
   const std::string simple = a3 + " --proto Simple";
   const double nvlink = nvlink::payload_bandwidth_Bps(4, 18), nic = 200e9 / 8 * 64 / 66;
-  auto fill_us = [&](double chunk_B) { return chunk_B * (2 * 2 / nvlink + 1 * 2 / nic) / 0.92 * 1e6; };
+  auto fill_us = [&](double chunk_B) { return chunk_B * (2 * 2 / nvlink + 2 / nic - 4 / (2 * nic)) / 0.92 * 1e6; };
   auto f = composim::testing::collective_row("--bytes 1M " + simple);
   ASSERT_EQ(f[8], "TREE");
   EXPECT_EQ(f[10], "4");
@@ -376,6 +378,29 @@ TEST(CollectiveCommand, TreePipelineFill) {
   composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 1K", "--nccl-buffsize: NCCL's buffer size must be a whole number of bytes in [64 KiB, 1 GiB]");
   composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 8Q", "--nccl-buffsize: cannot read size \"8Q\"");
   composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize \"\"", "--nccl-buffsize: empty size");
+}
+
+// The plugin latency is that of the NICs the collective crosses, on every network step:
+// one NIC (n1.nic7) stating 1 ms changes nothing for GPUs on rails 0 and 1, and adds 2 x
+// 1 ms (Simple) to a send/receive ring that crosses rail 7 once each way (NCCL's tuner has
+// no point-to-point latency; composim counts the plugin's as on the collectives' steps).
+TEST(CollectiveCommand, PluginLatencyIsThatOfTheNicsCrossed) {
+  composim::testing::TempDir d;
+  auto doc = nlohmann::json::parse(std::ifstream(composim::testing::source_dir() + "/validation/topologies/gcp-a3mega-2x8-h100.json"));
+  for (auto& n : doc["nodes"])
+    if (n["type"] == "nic") n["nccl_net_latency_s"] = n["name"] == "n1.nic7" ? 1e-3 : 0.0;
+  const std::string topo = d.path() + "/one-nic.json";
+  std::ofstream(topo) << doc.dump();
+  const std::string rails01 = " --placement n0.gpu0,n0.gpu1,n1.gpu0,n1.gpu1 --algo tree --proto Simple --bytes 1M";
+  auto plain = composim::testing::collective_row("--topology 2x-hgx-h100-ib" + rails01);
+  auto one = composim::testing::collective_row("--topology " + topo + rails01);
+  EXPECT_NEAR(std::stod(one[16]), 4 * (28.0 - 262144.0 / 12e9 * 1e6), 0.001);  // no plugin latency
+  EXPECT_NEAR(std::stod(one[16]), std::stod(plain[16]), 0.001);
+  const std::string rail7 = " --op send_recv --placement n0.gpu7,n1.gpu7 --bytes 1M";
+  auto p0 = composim::testing::collective_row("--topology 2x-hgx-h100-ib" + rail7);
+  auto p7 = composim::testing::collective_row("--topology " + topo + rail7);
+  EXPECT_EQ(p7[9], "Simple");
+  EXPECT_NEAR(std::stod(p7[16]) - std::stod(p0[16]), 2 * 1000.0, 0.001);
 }
 
 // Sizes become nccl-tests' whole elements, per rank where the operation splits them: 8 B

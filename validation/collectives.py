@@ -13,8 +13,8 @@ single-node sources, 20% on the 2 x 8 H100 one), time for smaller messages (targ
 predicted busbw by size, one panel per source). The accuracy targets are reported for every
 source. --check asserts, as a regression guard, what the model meets today: the whole
 target on the sources marked "target", bus bandwidth for messages of 64 MiB and up within
-10% on those marked "large", time below 1 MiB within 25% on those marked "small"; it exits 1
-when one is missed. --all-sizes scores every row of
+10% on those marked "large", time below 1 MiB within 25% on those marked "small", every size
+within 25% on those marked "all25"; it exits 1 when one is missed. --all-sizes scores every row of
 vTrain's sweeps (1 MiB steps, 1,024 sizes per GPU count) instead of the powers of two: most
 of those sizes were not used to fit anything (a few minutes).
 """
@@ -31,7 +31,7 @@ ROOT = os.path.dirname(HERE)
 
 # source id -> how to run it on composim, and whether CI asserts the target.
 SOURCES = [
-    # (source id, label, topology, composim args, guard: "target", "large", "small" or "")
+    # (source id, label, topology, composim args, guard: "target", "large", "small", "all25" or "")
     ("llm_insights_dgxa100_4gpu_nvswitch", "DGX A100, 4 GPUs, NVSwitch", "dgx-a100", ["--placement", "gpu4,gpu5,gpu6,gpu7"], "target"),
     ("llm_insights_dgxa100_4gpu_p2pdisabled", "DGX A100, 4 GPUs, P2P disabled", "dgx-a100",
      ["--placement", "gpu4,gpu5,gpu6,gpu7", "--p2p", "off"], "target"),
@@ -41,9 +41,10 @@ SOURCES = [
     # Tree/Simple at every size. The file prints no NCCL version or date, and its curve has no
     # LL regime (a flat 123 us up to 4 KiB, where LL would take about 28 us). One parameter is
     # fitted to its 8 B-4 KiB rows: the latency TCPXO's plugin adds to each network step (the
-    # topology's nccl_net_latency_s). README.md says more.
+    # topology's nccl_net_latency_s). README.md says more. Guard: every size within 25% (the
+    # aim, 20% at 1 MiB and up, is missed at 1-16 MiB).
     ("gcp_a3mega_2x8_h100", "2 x 8 H100 (A3 Mega, TCPX)", os.path.join(HERE, "topologies", "gcp-a3mega-2x8-h100.json"),
-     ["--algo", "tree", "--proto", "Simple", "--nccl-buffsize", "8M"], "target"),
+     ["--algo", "tree", "--proto", "Simple", "--nccl-buffsize", "8M"], "all25"),
 ] + [(f"vtrain_v100_{n}gpu", f"V100 DGX-1, {n} GPUs (vTrain)", "dgx1-v100", ["--gpus", str(n)],
       "target") for n in range(2, 9)]
 
@@ -124,6 +125,8 @@ def main():
             guard_ok, what = ok, " (target)"
         elif guarded == "small":
             guard_ok, what = worst_small <= small_target, " (<1MiB 25%)"
+        elif guarded == "all25":
+            guard_ok, what = max(worst_big, worst_small) <= 0.25, " (all sizes 25%)"
         else:
             guard_ok, what = max(large, default=0) <= 10.0, " (>=64MiB 10%)"
         guard = (("ok" if guard_ok else "FAILED") + what) if guarded else "-"

@@ -64,6 +64,10 @@ nccl("nccl-gcp-a3mega-2x8-h100", "gcp_a3mega_2x8_h100",
      "https://github.com/lessizzmore/create-a3mega-ztan-fork/blob/02dd8f455c43ced1cf442ef29334bda97149264b/ztan-NCCL-test-result",
      "2 nodes x 8 H100 80GB (GCP A3 Mega assumed: 8 x 200 Gb/s GPUDirect-TCPXO; the file does not state it)",
      "../topologies/gcp-a3mega-2x8-h100.json", ["--algo", "tree", "--proto", "Simple", "--nccl-buffsize", "8M"],
+     "the tree's first-chunk trip is shorter than measured: at 1-16 MiB (one chunk per channel) composim takes 0.66 ns per byte "
+     "of a channel's share beyond the latency (each hop at its channel's share of 376.6 GB/s of NVLink or of a 200 Gb/s NIC), the "
+     "source 0.81-0.99 (1.2 at 1 MiB), so 1-16 MiB are 20-23% fast in busbw and 32-128 MiB 12-17%; 256 MiB and up are within 6.3%, "
+     "and below 1 MiB within 20.1% in time with TCPXO's plugin latency fitted to 8 B-4 KiB.",
      target=20,
      desc="nccl-tests all_reduce_perf on 2 nodes x 8 H100 80GB (GCP A3 Mega assumed: 8 x 200 Gb/s GPUDirect-TCPXO; the file does not state it), "
           "emulated by `composim collective --algo tree --proto Simple --nccl-buffsize 8M`, GCP's TCPXO set-up as apple/axlearn copies it "
