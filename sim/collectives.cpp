@@ -517,18 +517,20 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
         (mirror == (c % 2 == 1) ? t.edges : t.twin_edges).emplace_back(heads[child], heads[parent]);
       }
     }
+    // The channel and its copy each carry half of the channel pair's data, up and down.
     std::vector<std::pair<int, int>> hops;
-    for (auto [a, b] : t.edges) {
-      hops.emplace_back(a, b);
-      hops.emplace_back(b, a);
-    }
-    t.bandwidth_Bps = hops.empty() ? 0.0 : bottleneck(hops, residual);
+    for (const auto* edges : {&t.edges, &t.twin_edges})
+      for (auto [a, b] : *edges) {
+        hops.emplace_back(a, b);
+        hops.emplace_back(b, a);
+      }
+    t.bandwidth_Bps = hops.empty() ? 0.0 : 2 * bottleneck(hops, residual);
     if (!hops.empty() && t.bandwidth_Bps > 0) {
       for (auto [a, b] : hops)
         for (const auto& key : resources(a, b)) {
           auto r = residual.find(key);
           const double left = r == residual.end() ? capacity(key) : r->second;
-          residual[key] = left - t.bandwidth_Bps;
+          residual[key] = left - t.bandwidth_Bps / 2;
         }
       s.tree_bw += t.bandwidth_Bps;
       s.trees.push_back(std::move(t));
@@ -876,11 +878,12 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.steps = sched.steps;
   } else {
     for (const auto& t : s.trees) {
-      const double share = t.bandwidth_Bps / s.tree_bw;
-      for (auto [child, parent] : t.edges) {
-        merged[{child, parent}] += share * in_bytes / eff / indirect_factor(child, parent);
-        merged[{parent, child}] += share * in_bytes / eff / indirect_factor(parent, child);
-      }
+      const double share = t.bandwidth_Bps / s.tree_bw / 2;  // half on the tree, half on its twin
+      for (const auto* edges : {&t.edges, &t.twin_edges})
+        for (auto [child, parent] : *edges) {
+          merged[{child, parent}] += share * in_bytes / eff / indirect_factor(child, parent);
+          merged[{parent, child}] += share * in_bytes / eff / indirect_factor(parent, child);
+        }
     }
     p.channels = s.tree_channels;
     p.bandwidth_Bps = s.tree_bw;

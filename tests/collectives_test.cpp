@@ -389,18 +389,38 @@ TEST(CollectiveCommand, PluginLatencyIsThatOfTheNicsCrossed) {
   auto doc = nlohmann::json::parse(std::ifstream(composim::testing::source_dir() + "/validation/topologies/gcp-a3mega-2x8-h100.json"));
   for (auto& n : doc["nodes"])
     if (n["type"] == "nic") n["nccl_net_latency_s"] = n["name"] == "n1.nic7" ? 1e-3 : 0.0;
-  const std::string topo = d.path() + "/one-nic.json";
+  const std::string topo = d.path() + "/one-nic.json", zero = d.path() + "/zero.json";
   std::ofstream(topo) << doc.dump();
+  for (auto& n : doc["nodes"])
+    if (n["type"] == "nic") n["nccl_net_latency_s"] = 0.0;
+  std::ofstream(zero) << doc.dump();
   const std::string rails01 = " --placement n0.gpu0,n0.gpu1,n1.gpu0,n1.gpu1 --algo tree --proto Simple --bytes 1M";
-  auto plain = composim::testing::collective_row("--topology 2x-hgx-h100-ib" + rails01);
+  auto plain = composim::testing::collective_row("--topology " + zero + rails01);
   auto one = composim::testing::collective_row("--topology " + topo + rails01);
   EXPECT_NEAR(std::stod(one[16]), 4 * (28.0 - 262144.0 / 12e9 * 1e6), 0.001);  // no plugin latency
   EXPECT_NEAR(std::stod(one[16]), std::stod(plain[16]), 0.001);
   const std::string rail7 = " --op send_recv --placement n0.gpu7,n1.gpu7 --bytes 1M";
-  auto p0 = composim::testing::collective_row("--topology 2x-hgx-h100-ib" + rail7);
+  auto p0 = composim::testing::collective_row("--topology " + zero + rail7);
   auto p7 = composim::testing::collective_row("--topology " + topo + rail7);
   EXPECT_EQ(p7[9], "Simple");
   EXPECT_NEAR(std::stod(p7[16]) - std::stod(p0[16]), 2 * 1000.0, 0.001);
+}
+
+// Each searched tree channel and NCCL's copy of it, on the mirrored tree, carry half the
+// channel's data. 3 machines, one A3 Mega GPU each (one searched channel): the tree has
+// machine 0 as root (children 1 and 2), its copy machine 2 (children 1 and 0). Machine 0's
+// NIC sends the tree's data down to both children and the copy's up to machine 2: 3 halves,
+// so the pair moves 24.24 / 1.5 = 16.16 GB/s. With the tree alone it would send 2 wholes.
+TEST(CollectiveCommand, TreeAndItsMirroredCopyShareTheData) {
+  composim::testing::TempDir d;
+  const std::string topo = d.path() + "/3x8.json";
+  ASSERT_EQ(std::system(("/usr/bin/python3 " + composim::testing::source_dir() + "/topologies/tools/make_cluster.py --preset a3mega-h100 --nodes 3 --out " +
+                         topo + " > /dev/null")
+                            .c_str()),
+            0);
+  auto f = composim::testing::collective_row("--bytes 256M --algo tree --proto Simple --placement n0.gpu0,n1.gpu0,n2.gpu0 --topology " + topo);
+  EXPECT_EQ(f[10], "2");
+  EXPECT_NEAR(std::stod(f[14]) * 1e9, 200e9 / 8 * 64 / 66 / 1.5, 1e3);
 }
 
 // Sizes become nccl-tests' whole elements, per rank where the operation splits them: 8 B
