@@ -507,15 +507,12 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       for (size_t k = 1; k < chain.size(); ++k) t.edges.emplace_back(chain[k], chain[k - 1]);
       heads.push_back(chain.front());
     }
-    // Binary tree over machines (heap order); odd channels mirror it (double binary tree).
-    // The twin (NCCL's copy of the channel) has the same chains under the other tree.
+    // Binary tree over machines (heap order); the twin, NCCL's copy of the channel, has the
+    // same chains under the mirrored tree (double binary tree).
     t.twin_edges = t.edges;
     for (size_t m = 1; m < machines; ++m) {
-      for (const bool mirror : {c % 2 == 1, c % 2 == 0}) {
-        const size_t child = mirror ? machines - 1 - m : m;
-        const size_t parent = mirror ? machines - 1 - (m - 1) / 2 : (m - 1) / 2;
-        (mirror == (c % 2 == 1) ? t.edges : t.twin_edges).emplace_back(heads[child], heads[parent]);
-      }
+      t.edges.emplace_back(heads[m], heads[(m - 1) / 2]);
+      t.twin_edges.emplace_back(heads[machines - 1 - m], heads[machines - 1 - (m - 1) / 2]);
     }
     // The channel and its copy each carry half of the channel pair's data, up and down.
     std::vector<std::pair<int, int>> hops;
