@@ -22,7 +22,8 @@
 // the channel (ncclTopoPostset doubles every searched channel; connectTrees puts the copy
 // on the mirrored tree: the double binary tree) on the same chains under the mirrored
 // binary tree; each carries half the channel's share, up and down, so there are twice as
-// many tree channels as searched. In Simple a tree moves chunks of NCCL_BUFFSIZE / 8 per
+// many tree channels as searched (sjeaugey, NVIDIA/nccl #689: a DGX with 8 NICs runs 16
+// SMs, one per channel). In Simple a tree moves chunks of NCCL_BUFFSIZE / 8 per
 // channel through its hops up and down: the first one's trip (the pipeline fill), each hop
 // at one channel's share of its route among the channels whose hops of the same phase (up
 // or down) cross it, less the one chunk time at the trees' bottleneck that the flows count,
