@@ -507,12 +507,24 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       for (size_t k = 1; k < chain.size(); ++k) t.edges.emplace_back(chain[k], chain[k - 1]);
       heads.push_back(chain.front());
     }
-    // Binary tree over machines (heap order); the twin, NCCL's copy of the channel, has the
-    // same chains under the mirrored tree (double binary tree).
+    // NCCL's binary tree over machines (src/graph/trees.cc, ncclGetBtree: machine 0 the
+    // root; machine r's parent is r with its lowest set bit b cleared and 2b set, or just
+    // cleared if that is out of range), and the twin, NCCL's copy of the channel, on the same
+    // chains under ncclGetDtree's second tree: the first mirrored (even machine counts) or
+    // shifted by one (odd).
+    const int M = static_cast<int>(machines);
+    auto btree_parent = [M](int r) {
+      if (r == 0) return -1;
+      const int bit = r & -r;
+      const int up = (r ^ bit) | (bit << 1);
+      return up < M ? up : r ^ bit;
+    };
     t.twin_edges = t.edges;
-    for (size_t m = 1; m < machines; ++m) {
-      t.edges.emplace_back(heads[m], heads[(m - 1) / 2]);
-      t.twin_edges.emplace_back(heads[machines - 1 - m], heads[machines - 1 - (m - 1) / 2]);
+    for (int r = 0; r < M; ++r) {
+      if (const int up = btree_parent(r); up >= 0) t.edges.emplace_back(heads[r], heads[up]);
+      const int twin_up = M % 2 ? (btree_parent((r - 1 + M) % M) < 0 ? -1 : (btree_parent((r - 1 + M) % M) + 1) % M)
+                                : (btree_parent(M - 1 - r) < 0 ? -1 : M - 1 - btree_parent(M - 1 - r));
+      if (twin_up >= 0) t.twin_edges.emplace_back(heads[r], heads[twin_up]);
     }
     // The channel and its copy each carry half of the channel pair's data, up and down.
     std::vector<std::pair<int, int>> hops;

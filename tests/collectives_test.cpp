@@ -406,11 +406,15 @@ TEST(CollectiveCommand, PluginLatencyIsThatOfTheNicsCrossed) {
   EXPECT_NEAR(std::stod(p7[16]) - std::stod(p0[16]), 2 * 1000.0, 0.001);
 }
 
-// Each searched tree channel and NCCL's copy of it, on the mirrored tree, carry half the
-// channel's data. 3 machines, one A3 Mega GPU each (one searched channel): the tree has
-// machine 0 as root (children 1 and 2), its copy machine 2 (children 1 and 0). Machine 0's
-// NIC sends the tree's data down to both children and the copy's up to machine 2: 3 halves,
-// so the pair moves 24.24 / 1.5 = 16.16 GB/s. With the tree alone it would send 2 wholes.
+// Each searched tree channel and NCCL's copy of it carry half the channel's data, on
+// NCCL's double binary tree (ncclGetBtree, ncclGetDtree). One A3 Mega GPU per machine (one
+// searched channel, 24.24 GB/s NICs):
+// - 3 machines: the tree is 1 -> 2 -> 0, its copy (shifted by one, odd count) 2 -> 0 -> 1.
+//   Machine 0's NIC sends the tree's data down to 2 and the copy's up to 1 and down to 2:
+//   3 halves, so the pair moves 24.24 / 1.5 = 16.16 GB/s.
+// - 4 machines: the tree is 1, 3 -> 2 -> 0, its copy (mirrored) 0, 2 -> 1 -> 3. Machine 2
+//   sends the tree's data up to 0 and down to 1 and 3, and the copy's up to 1: 4 halves,
+//   24.24 / 2 = 12.12 GB/s (each machine internal in one tree, a leaf in the other).
 TEST(CollectiveCommand, TreeAndItsMirroredCopyShareTheData) {
   composim::testing::TempDir d;
   const std::string topo = d.path() + "/3x8.json";
@@ -421,6 +425,13 @@ TEST(CollectiveCommand, TreeAndItsMirroredCopyShareTheData) {
   auto f = composim::testing::collective_row("--bytes 256M --algo tree --proto Simple --placement n0.gpu0,n1.gpu0,n2.gpu0 --topology " + topo);
   EXPECT_EQ(f[10], "2");
   EXPECT_NEAR(std::stod(f[14]) * 1e9, 200e9 / 8 * 64 / 66 / 1.5, 1e3);
+  const std::string topo4 = d.path() + "/4x8.json";
+  ASSERT_EQ(std::system(("/usr/bin/python3 " + composim::testing::source_dir() + "/topologies/tools/make_cluster.py --preset a3mega-h100 --nodes 4 --out " +
+                         topo4 + " > /dev/null")
+                            .c_str()),
+            0);
+  f = composim::testing::collective_row("--bytes 256M --algo tree --proto Simple --placement n0.gpu0,n1.gpu0,n2.gpu0,n3.gpu0 --topology " + topo4);
+  EXPECT_NEAR(std::stod(f[14]) * 1e9, 200e9 / 8 * 64 / 66 / 2, 1e3);
 }
 
 // Sizes become nccl-tests' whole elements, per rank where the operation splits them: 8 B
