@@ -24,6 +24,15 @@ using composim::testing::collective_csv_first_row;
 namespace {
 std::vector<int> gpus(const topo::Topology& t, int n) { return std::vector<int>(t.gpus().begin(), t.gpus().begin() + n); }
 
+// Writes `nodes` machines of `preset` (topologies/tools/make_cluster.py) into `dir`; returns
+// the file's path, or "" if the tool failed.
+std::string make_cluster(const composim::testing::TempDir& dir, const std::string& preset, int nodes) {
+  const std::string out = dir.path() + "/" + preset + "-" + std::to_string(nodes) + ".json";
+  const std::string cmd = "/usr/bin/python3 " + composim::testing::source_dir() + "/topologies/tools/make_cluster.py --preset " + preset +
+                          " --nodes " + std::to_string(nodes) + " --out " + out + " > /dev/null";
+  return std::system(cmd.c_str()) == 0 ? out : "";
+}
+
 }  // namespace
 
 TEST(NcclTests, SizesAndFactors) {
@@ -417,19 +426,13 @@ TEST(CollectiveCommand, PluginLatencyIsThatOfTheNicsCrossed) {
 //   24.24 / 2 = 12.12 GB/s (each machine internal in one tree, a leaf in the other).
 TEST(CollectiveCommand, TreeAndItsMirroredCopyShareTheData) {
   composim::testing::TempDir d;
-  const std::string topo = d.path() + "/3x8.json";
-  ASSERT_EQ(std::system(("/usr/bin/python3 " + composim::testing::source_dir() + "/topologies/tools/make_cluster.py --preset a3mega-h100 --nodes 3 --out " +
-                         topo + " > /dev/null")
-                            .c_str()),
-            0);
+  const std::string topo = make_cluster(d, "a3mega-h100", 3);
+  ASSERT_FALSE(topo.empty());
   auto f = composim::testing::collective_row("--bytes 256M --algo tree --proto Simple --placement n0.gpu0,n1.gpu0,n2.gpu0 --topology " + topo);
   EXPECT_EQ(f[10], "2");
   EXPECT_NEAR(std::stod(f[14]) * 1e9, 200e9 / 8 * 64 / 66 / 1.5, 1e3);
-  const std::string topo4 = d.path() + "/4x8.json";
-  ASSERT_EQ(std::system(("/usr/bin/python3 " + composim::testing::source_dir() + "/topologies/tools/make_cluster.py --preset a3mega-h100 --nodes 4 --out " +
-                         topo4 + " > /dev/null")
-                            .c_str()),
-            0);
+  const std::string topo4 = make_cluster(d, "a3mega-h100", 4);
+  ASSERT_FALSE(topo4.empty());
   f = composim::testing::collective_row("--bytes 256M --algo tree --proto Simple --placement n0.gpu0,n1.gpu0,n2.gpu0,n3.gpu0 --topology " + topo4);
   EXPECT_NEAR(std::stod(f[14]) * 1e9, 200e9 / 8 * 64 / 66 / 2, 1e3);
 }
@@ -470,11 +473,8 @@ TEST(CollectiveCommand, LatencyAcrossMachinesOtherOperationsAndFiveMachines) {
   EXPECT_NEAR(std::stod(ag[16]), 8.4 + 14 * 3.4 + 9.6, 0.001);
   EXPECT_EQ(ag[17], "1");
   composim::testing::TempDir d;
-  const std::string topo = d.path() + "/5x8.json";
-  ASSERT_EQ(std::system(("/usr/bin/python3 " + composim::testing::source_dir() + "/topologies/tools/make_cluster.py --preset dgx-a100 --nodes 5 --out " +
-                         topo + " > /dev/null")
-                            .c_str()),
-            0);
+  const std::string topo = make_cluster(d, "dgx-a100", 5);
+  ASSERT_FALSE(topo.empty());
   auto tree = composim::testing::collective_row("--bytes 8 --algo tree --proto LL --topology " + topo);
   EXPECT_NEAR(std::stod(tree[16]), 4.4 + 2 * (7 * 0.52 * 1.8 + 2 * 5.0), 0.001);
   EXPECT_EQ(tree[17], "4");
