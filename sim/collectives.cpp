@@ -519,12 +519,14 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       const int up = (r ^ bit) | (bit << 1);
       return up < M ? up : r ^ bit;
     };
+    auto twin_parent = [&](int r) {
+      const int up = btree_parent(M % 2 ? (r - 1 + M) % M : M - 1 - r);
+      return up < 0 ? -1 : M % 2 ? (up + 1) % M : M - 1 - up;
+    };
     t.twin_edges = t.edges;
     for (int r = 0; r < M; ++r) {
       if (const int up = btree_parent(r); up >= 0) t.edges.emplace_back(heads[r], heads[up]);
-      const int twin_up = M % 2 ? (btree_parent((r - 1 + M) % M) < 0 ? -1 : (btree_parent((r - 1 + M) % M) + 1) % M)
-                                : (btree_parent(M - 1 - r) < 0 ? -1 : M - 1 - btree_parent(M - 1 - r));
-      if (twin_up >= 0) t.twin_edges.emplace_back(heads[r], heads[twin_up]);
+      if (const int up = twin_parent(r); up >= 0) t.twin_edges.emplace_back(heads[r], heads[up]);
     }
     // The channel and its copy each carry half of the channel pair's data, up and down.
     std::vector<std::pair<int, int>> hops;

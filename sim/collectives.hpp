@@ -154,7 +154,7 @@ class CollectivePlanner {
   };
   struct Tree {
     std::vector<std::pair<int, int>> edges;  // (child, parent) GPU nodes
-    std::vector<std::pair<int, int>> twin_edges;  // NCCL's copy of the channel: the same chains, the binary tree mirrored
+    std::vector<std::pair<int, int>> twin_edges;  // NCCL's copy of the channel: the same chains, ncclGetDtree's second tree
     double bandwidth_Bps;
   };
   struct Structure {
