@@ -982,6 +982,7 @@ int main(int argc, char** argv) {
     p2p.placement_given = p2p_cmd->count("--placement") > 0;
     if (*run_cmd) return cmd_run(run, sg, run_cmd->count("--out") > 0);
     if (*val_cmd) {
+      sim::catch_termination();
       if (val_cmd->count("--out") && val.out_dir.empty()) input_error("", "--out", "needs a directory");
       if (val.cases.empty()) val.cases.push_back(std::string(COMPOSIM_SOURCE_DIR) + "/validation/cases");
       val.composim = sim::self_executable(argv[0]);
@@ -989,6 +990,7 @@ int main(int argc, char** argv) {
       return sim::validate(val);
     }
     if (*sweep_cmd) {
+      sim::catch_termination();
       if (!collect_dir.empty()) {
         if (!sw.spec_file.empty() || !sw.out_dir.empty()) input_error("", "--collect", "takes only the sweep directory (no SPEC, no --out)");
         if (sw.slurm || sw.task >= 0 || sw.tasks > 0) input_error("", "--collect", "goes without --slurm, --task and --tasks (it only merges results)");
@@ -1009,6 +1011,7 @@ int main(int argc, char** argv) {
       return WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
     }
     if (*cal_cmd) {
+      sim::catch_termination();
       if (!cal.holdout_cases.empty() && cal_cmd->count("--holdout-every"))
         input_error("", "--holdout-every", "goes without --holdout (held-out cases replace every k-th point)");
       if (!cal.out_file.empty() && std::filesystem::is_directory(cal.out_file))

@@ -19,7 +19,24 @@ std::string self_executable(const std::string& fallback) {
   return n > 0 ? std::string(self, static_cast<size_t>(n)) : fallback;
 }
 
+namespace {
+volatile std::sig_atomic_t termination_seen = 0;
+extern "C" void note_termination(int) { termination_seen = 1; }
+}  // namespace
+
+void catch_termination() {
+  struct sigaction sa {};
+  sa.sa_handler = note_termination;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;  // std::system's wait goes on; the loops look at the flag
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
+bool termination_requested() { return termination_seen != 0; }
+
 bool ended_by_interrupt(int status) {
+  if (termination_seen) return true;
   if (status == -1) return false;
   if (WIFSIGNALED(status)) return WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM;
   return WIFEXITED(status) && (WEXITSTATUS(status) == 128 + SIGINT || WEXITSTATUS(status) == 128 + SIGTERM);

@@ -18,7 +18,17 @@ std::string self_executable(const std::string& fallback);
 // Whether std::system's `status` says the child was ended by Ctrl-C or a kill: SIGINT or
 // SIGTERM, or a shell reporting one (exit status 128 + signal). std::system ignores SIGINT
 // in the caller while the child runs, so the caller learns of Ctrl-C only this way.
+// Also true once catch_termination()'s handler has seen SIGTERM or SIGHUP sent to this
+// process, whatever `status` says: the caller then stops as for Ctrl-C.
 bool ended_by_interrupt(int status);
+
+// Makes SIGTERM and SIGHUP to this process (a plain `kill`, a closed terminal) end it the
+// way Ctrl-C does, after the running child finishes and the scratch directories are
+// removed, instead of at once with them left behind. For commands that run children.
+void catch_termination();
+
+// Whether catch_termination()'s handler has seen SIGTERM or SIGHUP.
+bool termination_requested();
 
 // Thrown when a child was interrupted (ended_by_interrupt): the CLI prints the message and
 // exits with 130, as a shell does for Ctrl-C, after the scratch directories are removed.

@@ -398,7 +398,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
   std::vector<std::thread> pool;
   for (int j = 0; j < std::max(1, o.jobs); ++j)
     pool.emplace_back([&] {
-      for (size_t i = next++; i < points.size() && !interrupted; i = next++) {
+      for (size_t i = next++; i < points.size() && !interrupted && !termination_requested(); i = next++) {
         SweepPoint& p = points[i];
         if (o.collect || p.reused || !p.error.empty()) {
           ++done;
@@ -424,7 +424,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
     });
   for (auto& t : pool) t.join();
   if (tty) std::fprintf(stderr, "\n");
-  if (interrupted) {
+  if (interrupted || termination_requested()) {
     std::fprintf(stderr, "composim: sweep interrupted after %zu of %zu points; results.csv not written (the same command resumes it)\n",
                  done.load(), total);
     return 130;

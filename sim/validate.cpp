@@ -342,7 +342,7 @@ int validate(const ValidateOptions& o) {
   std::vector<std::thread> pool;
   for (int j = 0; j < std::max(1, o.jobs); ++j)
     pool.emplace_back([&] {
-      for (size_t i = next++; i < cases.size() && !interrupted; i = next++) {
+      for (size_t i = next++; i < cases.size() && !interrupted && !termination_requested(); i = next++) {
         Case& c = cases[i];
         if (!c.skip_reason.empty()) continue;
         const int rc = std::system(c.command.c_str());
@@ -360,7 +360,7 @@ int validate(const ValidateOptions& o) {
       }
     });
   for (auto& t : pool) t.join();
-  if (interrupted) throw Interrupted("validate interrupted; no report written");
+  if (interrupted || termination_requested()) throw Interrupted("validate interrupted; no report written");
 
   // Score.
   for (auto& c : cases) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sweep tests: results do not depend on -j, re-running resumes, the composable invariants
+# Sweep tests: results do not depend on -j, re-running resumes (after a kill too), the composable invariants
 # hold (more uplink bandwidth is never slower, a longer cable is never faster), and the
 # plots render as images.
 set -euo pipefail
@@ -10,6 +10,15 @@ cd "$src"
 cmp "$tmp/a/results.csv" "$tmp/b/results.csv" || { echo "FAILED: results differ between -j 2 and -j 1"; exit 1; }
 out=$("$bin" sweep tests/data/sweep-small.json --out "$tmp/a" -j 2 2>/dev/null)
 echo "$out" | grep -q "12 reused" || { echo "FAILED: re-run did not resume: $out"; exit 1; }
+# A plain kill (SIGTERM) stops the sweep as Ctrl-C does: exit 130, no results.csv, and the
+# same command resumes it.
+"$bin" sweep tests/data/sweep-small.json --out "$tmp/k" -j 1 >/dev/null 2>&1 & pid=$!
+for _ in $(seq 100); do [ -d "$tmp/k/points" ] && break; sleep 0.05; done
+kill -TERM "$pid"; rc=0; wait "$pid" || rc=$?
+[ "$rc" = 130 ] || { echo "FAILED: SIGTERM to a sweep: exit $rc, expected 130"; exit 1; }
+[ ! -e "$tmp/k/results.csv" ] || { echo "FAILED: an interrupted sweep wrote results.csv"; exit 1; }
+"$bin" sweep tests/data/sweep-small.json --out "$tmp/k" -j 2 >/dev/null 2>&1
+cmp "$tmp/a/results.csv" "$tmp/k/results.csv" || { echo "FAILED: the resumed sweep differs"; exit 1; }
 /usr/bin/python3 - "$tmp/a/results.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -37,4 +46,4 @@ for f in links.png iterations.png links.pdf; do
   /usr/bin/python3 -c "import sys; d=open(sys.argv[1],'rb').read(); sys.exit(0 if (d[:8]==b'\x89PNG\r\n\x1a\n' or d[:4]==b'%PDF') and len(d)>5000 else 1)" "$tmp/run/$f" \
     || { echo "FAILED: $f is not a valid image"; exit 1; }
 done
-echo "sweep tests: 5 passed, 0 failed"
+echo "sweep tests: 6 passed, 0 failed"
