@@ -850,8 +850,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--warmup", run.warmup, "exclude the first N steps (default: leading outliers)")->check(CLI::Range(0, 1000000));
   run_cmd->add_option("--p2p", run.p2p, "force GPU peer-to-peer on or off")->check(CLI::IsMember({"on", "off"}));
   run_cmd->add_option("--launch-latency", run.launch_latency, "kernel launch latency, e.g. 2us (default: GPU model)");
-  std::string params_file;
-  run_cmd->add_option("--params", params_file, "model parameter file (e.g. written by `composim calibrate`)");
+  std::vector<std::string> params_files;  // applied in order: a later file's values win
+  std::string cal_params_file;
+  run_cmd->add_option("--params", params_files, "model parameter file (e.g. written by `composim calibrate`; repeat to apply several in order)");
   run_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
   std::string nccl_buffsize;
   const char* buffsize_help = "NCCL's buffer size, as NCCL_BUFFSIZE (bytes, or 8M; default 4M): a tree's Simple chunk is 1/8 of it";
@@ -868,7 +869,7 @@ int main(int argc, char** argv) {
   topo_cmd->add_option("topology", topo_name, "shipped topology name or JSON file")->required();
   topo_cmd->add_option("--dot", topo_dot, "write GraphViz to this file");
   topo_cmd->add_option("--route", route_ends, "print only the route between two endpoints")->expected(2);
-  topo_cmd->add_option("--params", params_file, "model parameter file");
+  topo_cmd->add_option("--params", params_files, "model parameter file (repeat to apply several in order)");
   topo_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
 
   bool markdown = false;
@@ -891,7 +892,7 @@ int main(int argc, char** argv) {
                        "protocols to choose from, as NCCL_PROTO: LL, LL128, Simple, a list (Simple,LL128) or ^ and a list to exclude "
                        "(a protocol named here is used even where NCCL would not enable it by default)");
   coll_cmd->add_option("--out", coll.out, "write collective.csv here");
-  coll_cmd->add_option("--params", params_file, "model parameter file (e.g. written by `composim calibrate`)");
+  coll_cmd->add_option("--params", params_files, "model parameter file (e.g. written by `composim calibrate`, or models/params/rccl-2.8.json; repeat to apply several in order)");
   coll_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
   auto* coll_buffsize = coll_cmd->add_option("--nccl-buffsize", nccl_buffsize, buffsize_help);
 
@@ -903,7 +904,7 @@ int main(int argc, char** argv) {
   p2p_cmd->add_option("--placement", p2p.placement, "the GPUs to use, comma-separated");
   p2p_cmd->add_option("--bytes", p2p.bytes, "bytes per copy (default 64M)");
   p2p_cmd->add_option("--out", p2p.out, "write p2p.csv here");
-  p2p_cmd->add_option("--params", params_file, "model parameter file");
+  p2p_cmd->add_option("--params", params_files, "model parameter file (repeat to apply several in order)");
   p2p_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts");
 
   sim::ValidateOptions val;
@@ -927,7 +928,7 @@ int main(int argc, char** argv) {
   cal_cmd->add_option("--holdout-every", cal.holdout_every, "hold out every k-th point by size when no --holdout cases")->check(CLI::Range(2, 100));
   cal_cmd->add_option("--data", cal.data_dir, "folder of the shared measurements")->default_str(cal.data_dir);
   cal_cmd->add_option("--out", cal.out_file, "parameter file to write")->required();
-  cal_cmd->add_option("--params", params_file, "start from this parameter file instead of the defaults (its values are kept unless refitted)");
+  cal_cmd->add_option("--params", cal_params_file, "start from this parameter file instead of the defaults (its values are kept unless refitted)");
 
   sim::SweepRunOptions sw;
   sw.data_dir = val.data_dir;
@@ -967,7 +968,8 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (!params_file.empty()) load_params_file(params_file);
+    for (const auto& f : params_files) load_params_file(f);
+    if (!cal_params_file.empty()) load_params_file(cal_params_file);  // calibrate reads the values it starts from
     if (run_buffsize->count() || coll_buffsize->count()) {
       double v = 0;
       try {
@@ -1017,7 +1019,7 @@ int main(int argc, char** argv) {
       if (!cal.out_file.empty() && std::filesystem::is_directory(cal.out_file))
         input_error(cal.out_file, "--out", "is a directory; give the parameter file to write");
       cal.composim = sim::self_executable(argv[0]);
-      cal.params_file = params_file;
+      cal.params_file = cal_params_file;
       return sim::calibrate(cal);
     }
     if (*p2p_cmd) return cmd_p2p(p2p, sg, p2p_cmd->count("--out") > 0);

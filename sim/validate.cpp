@@ -213,6 +213,19 @@ void load_measured(Case& c, const std::string& data) {
 }
 
 // The composim command line that produces the case's predictions into c.work_dir.
+// The parameter file a case's run names ("run": {"params": FILE}, relative to the case
+// file), or "" if none; an error if it is not a string or the file does not exist.
+std::string case_params_file(const Case& c) {
+  if (!c.doc.contains("run") || !c.doc["run"].is_object() || !c.doc["run"].contains("params")) return "";
+  const json& v = c.doc["run"]["params"];
+  if (!v.is_string() || v.get<std::string>().empty()) input_error(c.file, "run.params", "expected the path of a parameter file (relative to the case file)");
+  std::string pf = v.get<std::string>();
+  if (!fs::path(pf).is_absolute()) pf = (fs::path(c.file).parent_path() / pf).string();
+  std::error_code ec;
+  if (!fs::is_regular_file(pf, ec)) input_error(c.file, "run.params", "no such file: " + pf);
+  return pf;
+}
+
 void build_command(Case& c, const ValidateOptions& o) {
   const json& run = need(c.doc, "run", c, "top level");
   const std::string kind = need_str(run, "kind", c, "run");
@@ -246,6 +259,10 @@ void build_command(Case& c, const ValidateOptions& o) {
     input_error(c.file, "run.kind", "unknown kind \"" + kind + "\" (replay, collective, p2p)");
   }
   if (!o.params_file.empty()) cmd += " --params " + shell_quote(o.params_file);
+  // The case's own parameter file (e.g. another library's latency tables) goes after the
+  // one given to validate: it states a fact of the measured system, which a calibration of
+  // the defaults does not change.
+  if (const std::string pf = case_params_file(c); !pf.empty()) cmd += " --params " + shell_quote(pf);
   c.command = cmd + args + " --out " + shell_quote(c.work_dir) + " >" + shell_quote(c.work_dir + ".log") + " 2>&1";
 }
 
@@ -327,6 +344,7 @@ int validate(const ValidateOptions& o) {
     if (c.doc.contains("known_gap")) c.known_gap = c.doc["known_gap"].get<std::string>();
     if (!o.category.empty() && c.category != o.category) continue;
     c.work_dir = tmp + "/" + std::to_string(cases.size());
+    case_params_file(c);  // a bad one is an error with or without the data
     load_measured(c, o.data_dir);
     if (c.skip_reason.empty()) build_command(c, o);
     if (!c.skip_reason.empty()) c.command.clear();
@@ -523,6 +541,8 @@ Case load_case_file(const std::string& file, const std::string& data) {
   c.category = need_str(c.doc, "category", c, "top level");
   if (c.category != "collective" || need_str(need(c.doc, "run", c, "top level"), "kind", c, "run") != "collective")
     input_error(file, "run.kind", "calibration uses collective sweeps only");
+  if (!case_params_file(c).empty())
+    input_error(file, "run.params", "a case with its own parameter file cannot be calibrated: its values would replace the fitted ones");
   load_measured(c, data);
   if (!c.skip_reason.empty()) input_error(file, "measured", c.skip_reason);
   return c;

@@ -1568,6 +1568,39 @@ TEST(Cli, ParamsFileOverridesModelParameters) {
   composim::testing::expect_cli_error("collective --bytes 1G --gpus 2 --topology dgx1-v100 --params " + bad, "params.nvlink.efficency: unknown model parameter");
 }
 
+// models/params/rccl-2.8.json puts RCCL 2.8's latency tables in place of NCCL's: a 16-byte
+// all-reduce on 2 GPUs behind one PCIe switch is ring LL at RCCL's 20.5 us base + 2 steps x
+// 1.3 us (NCCL: 3.6 + 2 x 1.0). --params repeats, a later file's values winning; a case's own
+// parameter file must exist, and such a case cannot be calibrated.
+TEST(Cli, RcclParamsFileAndRepeatedParams) {
+  composim::testing::TempDir d;
+  const std::string rccl = composim::testing::source_dir() + "/models/params/rccl-2.8.json";
+  const std::string two = "--bytes 16 --topology composable-falcon4016 --placement gpu0,gpu1 ";
+  auto nccl = composim::testing::collective_row(two);
+  EXPECT_EQ(nccl.at(8), "RING");
+  EXPECT_EQ(nccl.at(9), "LL");
+  EXPECT_NEAR(std::stod(nccl.at(16)), 3.6 + 2 * 1.0, 1e-9);
+  auto r = composim::testing::collective_row(two + "--params " + q(rccl));
+  EXPECT_EQ(r.at(8), "RING");
+  EXPECT_EQ(r.at(9), "LL");
+  EXPECT_NEAR(std::stod(r.at(16)), 20.5 + 2 * 1.3, 1e-9);
+  EXPECT_NEAR(std::stod(r.at(5)), 23.1 + 0.1, 0.05);  // + 16 B (64 on the wire in LL) over the switch
+  const auto later = d.write("later.json", R"({"params": {"collective.base_latency_ring_LL_s": 10.5e-6}})");
+  auto both = composim::testing::collective_row(two + "--params " + q(rccl) + " --params " + q(later));
+  EXPECT_NEAR(std::stod(both.at(16)), 10.5 + 2 * 1.3, 1e-9);
+  auto swapped = composim::testing::collective_row(two + "--params " + q(later) + " --params " + q(rccl));
+  EXPECT_NEAR(std::stod(swapped.at(16)), 20.5 + 2 * 1.3, 1e-9);
+
+  nlohmann::json c = nlohmann::json::parse(std::ifstream(source_dir() + "/validation/cases/rccl-2gpu-one-pcie-switch.json"));
+  c["run"]["params"] = "no-such-params.json";
+  const auto bad = d.write("bad-case.json", c.dump());
+  composim::testing::expect_cli_error("validate --cases " + q(bad) + " --data " + q(d.path()), bad + ": run.params: no such file");
+  c["run"]["params"] = rccl;
+  const auto fit = d.write("fit-case.json", c.dump());
+  composim::testing::expect_cli_error("calibrate --fit " + q(fit) + " --data " + q(d.path()) + " --out " + q(d.path() + "/f.json"),
+                                      fit + ": run.params: a case with its own parameter file cannot be calibrated");
+}
+
 // The tuner's NVLink rating moves where NCCL switches protocols, and nothing else: at 0.70
 // (not 0.85) 8 V100s switch to Simple before 13 MiB, where NCCL still ran LL128.
 TEST(Cli, ParamsFileSetsTheTunersBandwidthFraction) {
