@@ -465,17 +465,66 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     // At most MAXCHANNELS / 2 searched channels, as NCCL's search (its copies make the rest).
     const size_t R = std::max<size_t>(1, std::min({nics, smallest, static_cast<size_t>(kMaxChannels / 2)}));
     std::vector<std::vector<int>> candidates;
+    std::set<int> exits;  // GPUs that are the last of a ring's part in their machine
+    // Ring c's entry GPU in each machine: on the rail (the index of its NIC in its machine)
+    // of the c-th of R evenly spread GPUs of the smallest machine, so that every machine
+    // uses the same NICs; else (no GPU there on that rail) the c-th evenly spread position,
+    // or the next one no other ring enters at.
+    size_t small = 0;
+    for (size_t m = 1; m < machines; ++m)
+      if (local[m].size() < local[small].size()) small = m;
+    std::map<int, int> nic_index;  // NIC -> its index among its machine's NICs
+    {
+      std::map<int, int> count;
+      for (int x : topo_.nics()) nic_index[x] = count[topo_.machine_of(x)]++;
+    }
+    auto rail = [&](int gpu) {
+      auto it = nic_index.find(topo::nearest_nic(topo_, gpu));
+      return it == nic_index.end() ? -1 : it->second;
+    };
+    std::vector<std::vector<size_t>> entry_pos(machines);
+    for (size_t m = 0; m < machines; ++m) {
+      const auto& l = local[m];
+      std::vector<bool> taken(l.size(), false);
+      for (size_t c = 0; c < R; ++c) {
+        const int want = rail(local[small][c * local[small].size() / R]);
+        size_t p = l.size();
+        for (size_t k = 0; k < l.size() && p == l.size(); ++k)
+          if (!taken[k] && want >= 0 && rail(l[k]) == want) p = k;
+        for (size_t k = c * l.size() / R; p == l.size(); k = (k + 1) % l.size())
+          if (!taken[k]) p = k;
+        taken[p] = true;
+        entry_pos[m].push_back(p);
+      }
+    }
     for (size_t c = 0; c < R; ++c) {
-      // Each machine's part of ring c starts at the local position where the previous
-      // machine's part ended, so every crossing joins GPUs of the same local position, hence
-      // the same NIC rail (rail-optimised networks keep such traffic inside one rail).
+      // As NCCL's rings (search.cc, NCCL_CROSS_NIC=0): ring c enters every machine at its
+      // c-th of R evenly spread GPUs, whose NIC it also leaves by (the route from the
+      // machine's last GPU to the next machine's first takes that rail; see routing.hpp).
+      // Each machine's part runs its ring order from there, in the direction whose last GPU
+      // reaches that NIC best: its neighbour under the same PCIe switch where there is one,
+      // not through the CPU or NVLink (PXN). Distinct entry GPUs keep the rings' NICs apart
+      // when machines have different numbers of GPUs.
       std::vector<int> order;
-      size_t start = c * local[0].size() / R;
+      auto entry = [&](size_t m) { return local[m][entry_pos[m][c]]; };
       for (size_t m = 0; m < machines; ++m) {
         const auto& l = local[m];
-        start %= l.size();
-        for (size_t k = 0; k < l.size(); ++k) order.push_back(l[(start + k) % l.size()]);
-        start += l.size() - 1;
+        const size_t L = l.size(), p = entry_pos[m][c];
+        const int next = entry((m + 1) % machines);
+        bool backward = false;
+        if (L > 2) {
+          const int fe = l[(p + L - 1) % L], be = l[(p + 1) % L];
+          const auto& f = route(fe, next);
+          const auto& b = route(be, next);
+          // A GPU that is already another ring's last sends that ring's data out too.
+          const bool fu = exits.count(fe) > 0, bu = exits.count(be) > 0;
+          backward = fu != bu ? fu
+                   : f.pxn != b.pxn ? f.pxn
+                   : b.bottleneck_Bps > f.bottleneck_Bps * (1 + 1e-9) ||
+                         (b.bottleneck_Bps >= f.bottleneck_Bps * (1 - 1e-9) && b.latency_s < f.latency_s - 1e-12);
+        }
+        for (size_t k = 0; k < L; ++k) order.push_back(l[backward ? (p + L - k) % L : (p + k) % L]);
+        exits.insert(order.back());
       }
       candidates.push_back(std::move(order));
     }

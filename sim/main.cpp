@@ -392,7 +392,15 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   for (const auto& w : ws)
     for (const auto& n : w.notes) rep.notes.push_back(w.source + ": " + n);
   if (ws.size() > 1 && ws[0].world_size > static_cast<int>(ws.size()))
-    std::printf("note: %zu traces of a %d-rank job: replaying those %zu ranks only\n", ws.size(), ws[0].world_size, ws.size());
+    rep.notes.push_back(std::to_string(ws.size()) + " traces of a " + std::to_string(ws[0].world_size) + "-rank job: replaying those " +
+                        std::to_string(ws.size()) + " ranks only");
+  // A trace replicated to another rank count is a what-if: its measured steps ran on the
+  // captured ranks, so the error compares two different jobs.
+  const bool what_if = ws.size() == 1 && ws[0].world_size > 0 && replay.rank_count() != ws[0].world_size;
+  if (what_if)
+    rep.notes.push_back("the trace ran on " + std::to_string(ws[0].world_size) + " rank(s) and is replayed on " +
+                        std::to_string(replay.rank_count()) + ": \"measured\" is the " + std::to_string(ws[0].world_size) +
+                        "-rank run, so the error is the what-if's change from it, not the model's error");
 
   std::printf("composim %s: %d rank(s) on %s, %zu trace(s)\n", kVersion, replay.rank_count(), topology.name().c_str(), ws.size());
   std::printf("%-22s %14s %14s %9s\n", "iteration", "measured_ms", "predicted_ms", "error_%");
@@ -405,10 +413,11 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   std::printf("breakdown of the median step (%s): compute %.3f ms, exposed communication %.3f ms, memcpy %.3f ms, idle %.3f ms\n",
               of.c_str(), rep.breakdown.compute_s * 1e3, rep.breakdown.exposed_communication_s * 1e3, rep.breakdown.memcpy_s * 1e3,
               rep.breakdown.idle_s * 1e3);
-  std::printf("summary: predicted %.3f ms vs measured %.3f ms per iteration (median of %zu), error %+.2f%%; %llu ops, %llu flows, %llu collectives in %.3f s\n",
+  std::printf("summary: predicted %.3f ms vs measured %.3f ms%s per iteration (median of %zu), %s %+.2f%%; %llu ops, %llu flows, %llu collectives in %.3f s\n",
               rep.predicted_iteration_s * 1e3, rep.measured_iteration_s * 1e3,
+              what_if ? (" on " + std::to_string(ws[0].world_size) + " rank(s)").c_str() : "",
               static_cast<size_t>(std::count_if(rep.iterations.begin(), rep.iterations.end(), [](const auto& r) { return !r.warmup && !r.empty; })),
-              rep.error_pct, static_cast<unsigned long long>(result.ops_simulated), static_cast<unsigned long long>(result.flows),
+              what_if ? "change" : "error", rep.error_pct, static_cast<unsigned long long>(result.ops_simulated), static_cast<unsigned long long>(result.flows),
               static_cast<unsigned long long>(result.collectives), wall);
   // Every note goes to the terminal and into summary.json.
   for (const auto& w : ws)
@@ -426,6 +435,9 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
                             ": kernels keep their measured durations (compute is not rescaled)");
     }
   }
+  if (result.unequal_all_to_all)
+    rep.notes.push_back(std::to_string(result.unequal_all_to_all) +
+                        " all_to_all(s) moved different amounts on different ranks (all_to_allv) and were modelled as even ones of the largest");
   if (result.collectives_without_size)
     rep.notes.push_back(std::to_string(result.collectives_without_size) +
                         " collective(s) had no message size in the trace and were replayed at their measured duration");

@@ -304,6 +304,7 @@ struct Replay::Impl {
     std::string algorithm;  // from the kernel name ("RING"); meaningful with protocol_from_trace
     double measured_dur_s = INFINITY;
     int captured_ranks = 0;  // ranks of the communicator when the trace was captured (0: unknown)
+    bool unequal = false;    // all_to_allv: the ranks' sizes differ (in_bytes is the largest)
     std::vector<int> member_slots;  // the members as the first trace to launch it lists them (slots, sorted)
     int flows_left = 0;
     CollectivePlan plan;
@@ -319,7 +320,7 @@ struct Replay::Impl {
   std::vector<RankState> state;
   std::unique_ptr<Platform> platform;
   std::vector<std::uint64_t> worklist;
-  std::uint64_t completed = 0, total = 0, flows = 0, instances_done = 0, no_size = 0;
+  std::uint64_t completed = 0, total = 0, flows = 0, instances_done = 0, no_size = 0, unequal_all_to_all = 0;
   struct CommTag {
     bool collective;
     int rank;
@@ -549,13 +550,27 @@ void Replay::Impl::match_collectives() {
         // its size: the replicas are whole copies of it, so --ranks must be a multiple. One
         // rank alone runs every collective as a local copy.
         const int group_size = world || nranks == 1 ? nranks : static_cast<int>(comm.ranks.size());
-        if (!world && nranks % group_size != 0)
+        // Members a fixed stride apart in the trace ([0, 8]: a data-parallel group across
+        // the tensor-parallel ranks of 2 machines) keep that stride in every copy: rank r's
+        // group is r mod stride + k * stride within each span of stride x size ranks.
+        int stride = 1;
+        if (!world && nranks > 1 && comm.ranks.size() >= 2) {
+          std::vector<int> sorted(comm.ranks.begin(), comm.ranks.end());
+          std::sort(sorted.begin(), sorted.end());
+          const int d = sorted[1] - sorted[0];
+          bool even = d >= 1;
+          for (size_t k = 2; k < sorted.size() && even; ++k) even = sorted[k] - sorted[k - 1] == d;
+          if (even) stride = d;
+        }
+        const int span = stride * group_size;
+        if (!world && nranks % span != 0)
           input_error(w.source, "communicator \"" + comm.name + "\"",
-                      "has " + std::to_string(group_size) + " of the trace's " + std::to_string(w.world_size) + " ranks, and " +
-                          std::to_string(nranks) + " ranks (" + (opt.ranks > 0 ? "--ranks" : "the world size") +
-                          ") cannot be made of whole copies of it: give a multiple of " + std::to_string(group_size));
-        block = r / group_size;
-        for (int m = block * group_size; m < (block + 1) * group_size; ++m) members.push_back(m);
+                      "has " + std::to_string(group_size) + " of the trace's " + std::to_string(w.world_size) + " ranks" +
+                          (stride > 1 ? " (" + std::to_string(stride) + " apart)" : std::string()) + ", and " + std::to_string(nranks) +
+                          " ranks (" + (opt.ranks > 0 ? "--ranks" : "the world size") +
+                          ") cannot be made of whole copies of it: give a multiple of " + std::to_string(span));
+        block = (r / span) * stride + r % stride;
+        for (int k = 0; k < group_size; ++k) members.push_back((r / span) * span + r % stride + k * stride);
       } else if (comm.ranks.empty()) {
         for (int m = 0; m < nranks; ++m) members.push_back(m);
       } else {
@@ -588,7 +603,15 @@ void Replay::Impl::match_collectives() {
         const Instance& inst = instances[it->second];
         const int first = inst.members.front().rank;
         const std::string place = "rank " + std::to_string(w.rank) + ", collective #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\"";
-        if (inst.kind != c.kind || inst.in_bytes != static_cast<double>(c.in_bytes)) {
+        // all_to_allv sends each rank its own amount (MoE dispatch): the ranks' sizes may
+        // differ. Modelled as an even all_to_all of the largest, which the slowest rank sets.
+        if (inst.kind == c.kind && c.kind == collective::Kind::all_to_all && inst.in_bytes > 0 && c.in_bytes > 0 &&
+            inst.in_bytes != static_cast<double>(c.in_bytes)) {
+          Instance& mut = instances[it->second];
+          if (!mut.unequal) ++unequal_all_to_all;
+          mut.unequal = true;
+          mut.in_bytes = std::max(mut.in_bytes, static_cast<double>(c.in_bytes));
+        } else if (inst.kind != c.kind || inst.in_bytes != static_cast<double>(c.in_bytes)) {
           const auto theirs = static_cast<std::uint64_t>(inst.in_bytes);
           const bool exact = human_bytes(static_cast<double>(c.in_bytes)) == human_bytes(inst.in_bytes);
           input_error(w.source, place,
@@ -852,6 +875,7 @@ ReplayResult Replay::run() {
   res.flows = m.flows;
   res.collectives = m.instances_done;
   res.collectives_without_size = m.no_size;
+  res.unequal_all_to_all = m.unequal_all_to_all;
   res.link_bytes = m.link_bytes;
   res.link_bin_s = m.bin_w;
   for (size_t i = 0; i < m.bins.size(); ++i) res.link_bins.push_back({m.bins_key[i] / 2, m.bins_key[i] % 2, std::move(m.bins[i])});

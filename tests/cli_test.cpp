@@ -1552,6 +1552,83 @@ TEST(Cli, OutputIsAllOrNothing) {
   EXPECT_FALSE(std::filesystem::exists(d.path() + "/out/iterations.csv"));
 }
 
+namespace {
+// The README's example trace of `rank` with its NCCL kernels changed by `edit(args)`.
+json example_trace(int rank, const std::function<void(json&)>& edit) {
+  json d = json::parse(std::ifstream(source_dir() + "/examples/traces/ddp2_rank" + std::to_string(rank) + ".json"));
+  for (auto& e : d["traceEvents"])
+    if (e.value("cat", "") == "kernel" && e.value("name", "").find("nccl") != std::string::npos) edit(e);
+  return d;
+}
+json summary_of(const std::string& dir) { return json::parse(std::ifstream(dir + "/summary.json")); }
+}  // namespace
+
+// Multi-rank replay of what jobs do beyond one data-parallel group:
+// - a replicated trace's process group [0, 8] keeps its stride: 16 copies of rank 0 replay
+//   as the 16 traces of that job do (groups {r mod 8, r mod 8 + 8}, across the 2 machines),
+//   not as 8 groups of neighbours inside one machine;
+// - an all_to_allv whose size differs between ranks runs as an even one of the largest;
+// - a trace replicated to another rank count reports its "error" as a what-if's change.
+TEST(Cli, ReplayKeepsGroupStridesAndTakesAllToAllv) {
+  TempDir d;
+  fs::create_directories(d.path() + "/job");
+  auto strided = [](int r, const std::string& ranks) {
+    json t = example_trace(0, [&](json& e) {
+      e["args"]["Group size"] = 2;
+      e["args"]["Process Group Name"] = std::to_string(1 + r % 8);
+      e["args"]["Process Group Ranks"] = ranks;
+    });
+    t["distributedInfo"]["rank"] = r;
+    t["distributedInfo"]["world_size"] = 16;
+    return t;
+  };
+  for (int r = 0; r < 16; ++r)
+    std::ofstream(d.path() + "/job/rank" + std::to_string(r) + ".json") << strided(r, "[" + std::to_string(r % 8) + ", " + std::to_string(r % 8 + 8) + "]");
+  std::ofstream(d.path() + "/neighbours.json") << strided(0, "[0, 1]");
+  auto run = [&](const std::string& traces, const std::string& out, const std::string& topology = "2x-dgx-a100-ib") {
+    auto r = run_cli("run " + traces + " --topology " + topology + " --out " + d.path() + "/" + out);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return summary_of(d.path() + "/" + out);
+  };
+  const json all = run("--trace " + d.path() + "/job", "all"), copies = run("--trace " + d.path() + "/job/rank0.json", "copies"),
+             near = run("--trace " + d.path() + "/neighbours.json", "near");
+  const double exposed = all["breakdown"]["exposed_communication_s"];
+  EXPECT_NEAR(copies["breakdown"]["exposed_communication_s"].get<double>(), exposed, 1e-9);
+  EXPECT_NEAR(copies["predicted_iteration_s"].get<double>(), all["predicted_iteration_s"].get<double>(), 1e-9);
+  EXPECT_GT(exposed, 2 * near["breakdown"]["exposed_communication_s"].get<double>());  // over the network, not NVSwitch
+
+  fs::create_directories(d.path() + "/a2av");
+  fs::create_directories(d.path() + "/a2a");
+  for (int r = 0; r < 2; ++r)
+    for (const double scale : {1.0, 0.5}) {
+      json t = example_trace(r, [&](json& e) {
+        auto& a = e["args"];
+        a["Collective name"] = "all_to_allv";
+        const double s = r == 1 ? scale : 1.0;
+        a["In msg nelems"] = static_cast<long long>(a["In msg nelems"].get<double>() * s);
+        a["Out msg nelems"] = static_cast<long long>(a["Out msg nelems"].get<double>() * s);
+        e["name"] = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8(ncclDevComm*, unsigned long, ncclWork*)";
+      });
+      std::ofstream(d.path() + (scale == 1.0 ? "/a2a/r" : "/a2av/r") + std::to_string(r) + ".json") << t;
+    }
+  auto r = run_cli("run --trace " + d.path() + "/a2av --topology composable-falcon4016 --out " + d.path() + "/v");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("all_to_all(s) moved different amounts on different ranks (all_to_allv)"), std::string::npos) << r.out;
+  const json v = summary_of(d.path() + "/v");
+  EXPECT_EQ(v["all_to_all_modelled_at_largest_size"].get<int>(), 12);
+  EXPECT_EQ(v["collectives"].get<int>(), 12);
+  const json even = run("--trace " + d.path() + "/a2a", "even", "composable-falcon4016");
+  EXPECT_EQ(even["all_to_all_modelled_at_largest_size"].get<int>(), 0);
+  EXPECT_NEAR(v["predicted_iteration_s"].get<double>(), even["predicted_iteration_s"].get<double>(), 1e-9) << "the largest size sets the pace";
+
+  r = run_cli("run --trace " + source_dir() + "/examples/traces/ddp2_rank0.json --topology composable-falcon4016 --ranks 16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("measured 16.2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on 2 rank(s) per iteration"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("change +"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the trace ran on 2 rank(s) and is replayed on 16"), std::string::npos) << r.out;
+}
+
 // A parameter file overrides registered model parameters; an unknown name is an error.
 TEST(Cli, ParamsFileOverridesModelParameters) {
   composim::testing::TempDir d;

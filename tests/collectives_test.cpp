@@ -26,10 +26,10 @@ std::vector<int> gpus(const topo::Topology& t, int n) { return std::vector<int>(
 
 // Writes `nodes` machines of `preset` (topologies/tools/make_cluster.py) into `dir`; returns
 // the file's path, or "" if the tool failed.
-std::string make_cluster(const composim::testing::TempDir& dir, const std::string& preset, int nodes) {
-  const std::string out = dir.path() + "/" + preset + "-" + std::to_string(nodes) + ".json";
+std::string make_cluster(const composim::testing::TempDir& dir, const std::string& preset, int nodes, const std::string& spine_taper = "1") {
+  const std::string out = dir.path() + "/" + preset + "-" + std::to_string(nodes) + "-" + spine_taper + ".json";
   const std::string cmd = "/usr/bin/python3 " + composim::testing::source_dir() + "/topologies/tools/make_cluster.py --preset " + preset +
-                          " --nodes " + std::to_string(nodes) + " --out " + out + " > /dev/null";
+                          " --nodes " + std::to_string(nodes) + " --spine-taper " + spine_taper + " --out " + out + " > /dev/null";
   return std::system(cmd.c_str()) == 0 ? out : "";
 }
 
@@ -435,6 +435,36 @@ TEST(CollectiveCommand, TreeAndItsMirroredCopyShareTheData) {
   ASSERT_FALSE(topo4.empty());
   f = composim::testing::collective_row("--bytes 256M --algo tree --proto Simple --placement n0.gpu0,n1.gpu0,n2.gpu0,n3.gpu0 --topology " + topo4);
   EXPECT_NEAR(std::stod(f[14]) * 1e9, 200e9 / 8 * 64 / 66 / 2, 1e3);
+}
+
+// Rings keep to one NIC rail per channel, as NCCL's (NCCL_CROSS_NIC=0): on 2 DGX A100 the
+// ring bandwidth is 8 NICs x 24.24 GB/s (200 Gb/s, 64b/66b) whatever the spine: full
+// bisection, 4:1 oversubscribed, or none (rail-only: traffic between rails goes through a
+// GPU on the peer's rail, PXN). With 8 + 4 GPUs, the 4 rings enter both machines on the
+// same rails: 4 x 24.24 GB/s, as 4 + 4 GPUs.
+TEST(CollectiveCommand, RingsKeepToOneRailWhateverTheSpine) {
+  composim::testing::TempDir d;
+  const double nic = 200e9 / 8 * 64 / 66;
+  for (const char* taper : {"1", "0.25", "0"}) {
+    const std::string topo = make_cluster(d, "dgx-a100", 2, taper);
+    ASSERT_FALSE(topo.empty());
+    auto f = composim::testing::collective_row("--bytes 1G --algo ring --topology " + topo);
+    EXPECT_EQ(f[10], "8") << taper;
+    EXPECT_NEAR(std::stod(f[14]) * 1e9, 8 * nic, 1e4) << taper;
+    f = composim::testing::collective_row("--op all_gather --bytes 4G --topology " + topo);
+    EXPECT_NEAR(std::stod(f[7]), 193.32, 0.05) << taper;  // 8 x 24.24 GB/s less the latency
+    f = composim::testing::collective_row("--bytes 1G --algo ring --gpus 12 --topology " + topo);
+    EXPECT_EQ(f[10], "4") << taper;
+    EXPECT_NEAR(std::stod(f[14]) * 1e9, 4 * nic, 1e4) << taper;
+  }
+  const std::string rail_only = make_cluster(d, "dgx-a100", 2, "0");
+  auto r = composim::testing::run_cli("topology " + rail_only + " --route n0.gpu2 n1.gpu0");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("n0.gpu2 -> n0.nvswitch -> n0.gpu0 -> n0.sw0 -> n0.nic0 -> rail0.leaf0 -> n1.nic0 -> n1.sw0 -> n1.gpu0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PXN"), std::string::npos) << r.out;
+  // gpu1 shares gpu0's PCIe switch, hence NIC 0: over PCIe, no PXN.
+  r = composim::testing::run_cli("topology " + rail_only + " --route n0.gpu1 n1.gpu0");
+  EXPECT_NE(r.out.find("n0.gpu1 -> n0.sw0 -> n0.nic0 -> rail0.leaf0 -> n1.nic0"), std::string::npos) << r.out;
 }
 
 // Sizes become nccl-tests' whole elements, per rank where the operation splits them: 8 B

@@ -71,11 +71,6 @@ int nearest_nic_uncached(const Topology& t, int gpu) {
   return best[position % best.size()];
 }
 
-int nearest_nic(const Topology& t, int gpu) {
-  int& cached = t.nic_cache(gpu);
-  if (cached == -2) cached = nearest_nic_uncached(t, gpu);
-  return cached;
-}
 
 // Fewest-hop path from src to dst using only links and transit nodes of class c. Ties are
 // broken by the order of links in the file, so routes are deterministic. The search from
@@ -176,6 +171,12 @@ void finish(const Topology& t, Route& r) {
 
 }  // namespace
 
+int nearest_nic(const Topology& t, int gpu) {
+  int& cached = t.nic_cache(gpu);
+  if (cached == -2) cached = nearest_nic_uncached(t, gpu);
+  return cached;
+}
+
 Route route(const Topology& t, int src, int dst, bool nccl_paths) {
   const auto& nodes = t.nodes();
   if (!nodes[src].is_endpoint() || !nodes[dst].is_endpoint())
@@ -261,13 +262,52 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
     }
   }
   if (gpu_pair && t.machine_of(src) != t.machine_of(dst)) {
-    // Across machines: GPU -> nearest NIC (GPUDirect RDMA) -> network -> NIC -> GPU.
-    const int a = nearest_nic(t, src), b = nearest_nic(t, dst);
-    if (a < 0 || b < 0) no_route(t, src, dst, "the GPUs are in different machines and one of them has no NIC");
-    auto net = bfs(t, a, b, Class::network);
-    if (net.empty()) no_route(t, src, dst, "no network path between NICs " + t.nodes()[a].name + " and " + t.nodes()[b].name);
+    // Across machines: GPU -> NIC (GPUDirect RDMA) -> network -> the destination's nearest
+    // NIC -> GPU. The source side leaves on the destination's rail, as NCCL does: its rings
+    // and trees enter and leave a machine on one NIC (NCCL_CROSS_NIC=0, search.cc), and its
+    // point-to-point traffic goes through the GPU on the peer's rail (PXN, NCCL 2.12+). So
+    // when a NIC of the source's machine has a shorter network path to that NIC than the
+    // source's own (on a rail-optimised or rail-only fabric: the same rail, without the
+    // spine), the data takes it: over PCIe if that does not cross a CPU, else over NVLink
+    // to the GPU nearest that NIC (PXN), else over PCIe through the CPU.
+    const int own = nearest_nic(t, src), b = nearest_nic(t, dst);
+    if (own < 0 || b < 0) no_route(t, src, dst, "the GPUs are in different machines and one of them has no NIC");
+    int a = own;
+    auto net = bfs(t, own, b, Class::network);
+    // Fewer than 3 hops is NIC -> switch -> NIC: no NIC does better.
+    if (net.empty() || net.size() > 2) {
+      size_t best = net.empty() ? SIZE_MAX : net.size();
+      for (int nic : t.nics()) {
+        if (nic == own || t.machine_of(nic) != t.machine_of(src)) continue;
+        auto p = bfs(t, b, nic, Class::network);  // one search from b, resumed for each NIC
+        if (!p.empty() && p.size() < best) best = p.size(), a = nic;
+      }
+      if (a != own) net = bfs(t, a, b, Class::network);
+    }
+    if (net.empty()) no_route(t, src, dst, "no network path between NICs " + t.nodes()[own].name + " and " + t.nodes()[b].name);
     r.network = true;
-    chain(t, r, {bfs(t, src, a, Class::pcie), net, bfs(t, b, dst, Class::pcie)}, {a, b});
+    std::vector<std::vector<Hop>> segments;
+    std::vector<int> via;
+    auto to_nic = bfs(t, src, a, Class::pcie);
+    bool through_cpu = false;
+    for (size_t i = 0; i + 1 < to_nic.size(); ++i) through_cpu = through_cpu || nodes[hop_target(t, to_nic[i])].type == NodeType::host;
+    if (a != own && through_cpu && t.p2p_enabled() && nodes[src].p2p) {
+      for (int g : t.gpus()) {
+        if (g == src || t.machine_of(g) != t.machine_of(src) || nearest_nic(t, g) != a || !nodes[g].p2p) continue;
+        auto nv = bfs(t, src, g, Class::nvlink);
+        if (nv.empty()) continue;
+        segments = {nv, bfs(t, g, a, Class::pcie)};
+        via = {g};
+        r.pxn = true;
+        break;
+      }
+    }
+    if (segments.empty()) segments = {to_nic};
+    segments.push_back(net);
+    segments.push_back(bfs(t, b, dst, Class::pcie));
+    via.push_back(a);
+    via.push_back(b);
+    chain(t, r, segments, via);
     finish(t, r);
     return r;
   }
@@ -323,9 +363,9 @@ std::string describe(const Topology& t, const Route& r) {
     s += " -> " + t.nodes()[at].name;
     if (r.staged && std::find(r.memory_hosts.begin(), r.memory_hosts.end(), at) != r.memory_hosts.end()) s += "(memory)";
   }
-  char tail[160];
+  char tail[200];
   const bool hosts = t.nodes()[r.src].type == NodeType::host && t.nodes()[r.dst].type == NodeType::host;
-  const char* kind = r.nvlink ? "NVLink" : r.network ? "network" : r.staged ? "staged via host memory" : hosts ? "socket interconnect" : "PCIe";
+  const char* kind = r.nvlink ? "NVLink" : r.pxn ? "network, through a GPU on the peer's rail (PXN)" : r.network ? "network" : r.staged ? "staged via host memory" : hosts ? "socket interconnect" : "PCIe";
   std::snprintf(tail, sizeof tail, "  [%s, bottleneck %.2f GB/s, latency %.3f us]", kind, r.bottleneck_Bps / 1e9,
                 r.latency_s * 1e6);
   return s + tail;

@@ -9,7 +9,11 @@
 //   source GPU's nearest host memory and back down, crossing that memory twice.
 // * GPU to GPU in two machines: to the source GPU's nearest NIC over PCIe (GPUDirect RDMA),
 //   over the network (Ethernet / InfiniBand links and switches), from the destination's
-//   nearest NIC down to it.
+//   nearest NIC down to it. When another NIC of the source's machine has a shorter network
+//   path to the destination's NIC (the peer's rail, without the spine), the route leaves
+//   through it, as NCCL does (rings and trees keep to one NIC per machine; point-to-point
+//   uses PXN): over PCIe unless that crosses a CPU, then over NVLink to the GPU nearest
+//   that NIC (`pxn`).
 // * GPU to host memory, host memory to GPU: the PCIe path through every switch on it.
 // GPUs and NICs are endpoints and never transit nodes.
 #pragma once
@@ -35,6 +39,7 @@ struct Route {
   bool nvlink = false;           // uses NVLink only
   bool nvb = false;              // NVLink through an intermediate GPU (NCCL's PATH_NVB)
   bool network = false;          // crosses machines over NICs and the network
+  bool pxn = false;              // ... leaving through a GPU on the peer's rail over NVLink
   double bottleneck_Bps = 0;     // min over links and crossed memories
   double latency_s = 0;          // links + transit nodes + root complexes of memory hosts
 
@@ -42,6 +47,13 @@ struct Route {
   // carries (only GPU pairs are ever staged).
   bool shm() const { return staged && !network; }
 };
+
+// nearest_nic()
+//
+// The NIC of `gpu`'s machine that carries its traffic to other machines (its rail): the
+// nearest over PCIe; GPUs under one switch with several equally near NICs take them in file
+// order. -1 if the machine has none.
+int nearest_nic(const Topology& t, int gpu);
 
 // route()
 //

@@ -4,12 +4,15 @@
 Each node is a DGX/HGX-style server: two CPU sockets joined by a socket interconnect,
 four PCIe switches per node (two under each socket), each with two GPUs and two NICs
 (GPUDirect RDMA through the switch), and all GPUs on one NVSwitch fabric. NIC k of every
-node connects to rail k: a rail-optimised network. With --spines, rails are leaf switches
-joined by a layer of spine switches (a two-level fat tree, full bisection); without, each
-rail is one switch and rails are joined by one spine per rail pair... (a single spine).
+node connects to rail k: a rail-optimised network. A rail is leaf switches of --leaf-ports
+node-facing ports; the leaves of all rails meet on a spine layer (a two-level fat tree) of
+--spine-taper times their down-facing bandwidth (1: full bisection, the default; 0.25: 4:1
+oversubscribed; 0: no spine, a rail-only network, where traffic between rails goes through
+a GPU on the peer's rail, as NCCL's PXN does).
 
   make_cluster.py --preset dgx-a100 --nodes 2 --out topologies/shipped/2x-dgx-a100-ib.json
   make_cluster.py --preset hgx-h100 --nodes 128 --leaf-ports 32 --out out/fat-tree-128x8.json
+  make_cluster.py --preset dgx-a100 --nodes 2 --spine-taper 0 --out out/rail-only-2x8.json
 
 Presets state their sources in the file they write.
 """
@@ -49,7 +52,7 @@ PRESETS = {
 }
 
 
-def build(preset, nodes, leaf_ports):
+def build(preset, nodes, leaf_ports, spine_taper=1.0):
     p = PRESETS[preset]
     n_, l_ = [], []
     for m in range(nodes):
@@ -81,17 +84,23 @@ def build(preset, nodes, leaf_ports):
         # Equal-cost paths over the spines are bundled into one link per leaf to a single
         # core node: perfect ECMP load balancing, which a single-path flow model cannot
         # otherwise express.
-        if leaves_per_rail * 8 > 1:
+        if leaves_per_rail * 8 > 1 and spine_taper > 0:
             n_.append({"name": "core", "type": "network_switch",
                        "notes": "the spine switches of a two-level fat tree as one node; each leaf's uplinks bundled (perfect ECMP)"})
             for r in range(8):
                 for lf in range(leaves_per_rail):
                     ports = min(leaf_ports, nodes - lf * leaf_ports)
-                    l_.append({"from": f"rail{r}.leaf{lf}", "to": "core", "type": p["net"], "rate_Gbps": p["nic_gbps"] * ports})
+                    rate = p["nic_gbps"] * ports * spine_taper
+                    l_.append({"from": f"rail{r}.leaf{lf}", "to": "core", "type": p["net"], "rate_Gbps": int(rate) if float(rate).is_integer() else rate})
+    spine = ("" if nodes == 1 else
+             " of one switch per rail and no spine (rail-only)" if spine_taper == 0 else
+             " of leaf switches and a full-bisection spine layer (two-level fat tree; the spines are one core node with "
+             "bundled uplinks, i.e. perfect ECMP)" if spine_taper == 1 else
+             f" of leaf switches and a spine layer of {spine_taper:g} times the leaves' down-facing bandwidth (two-level fat tree; "
+             "the spines are one core node with bundled uplinks, i.e. perfect ECMP)")
     desc = (f"{nodes} x 8 {p['gpu']} ({preset} nodes): NVSwitch fabric inside a node, four PCIe Gen{p['pcie_gen']} switches per node "
-            f"each with two GPUs and two {p['nic_gbps']} Gb/s NICs, rail-optimised {p['net']} network" +
-            (" of leaf switches and a full-bisection spine layer (two-level fat tree; the spines are one core node with "
-             "bundled uplinks, i.e. perfect ECMP)" if nodes > 1 else "") + ". Written by topologies/tools/make_cluster.py.")
+            f"each with two GPUs and two {p['nic_gbps']} Gb/s NICs, rail-optimised {p['net']} network" + spine +
+            ". Written by topologies/tools/make_cluster.py.")
     return {"schema_version": 1, "name": "", "description": desc, "sources": p["sources"], "nodes": n_, "links": l_}
 
 
@@ -100,12 +109,18 @@ def main():
     ap.add_argument("--preset", choices=sorted(PRESETS), required=True)
     ap.add_argument("--nodes", type=int, default=2)
     ap.add_argument("--leaf-ports", type=int, default=32, help="node-facing ports per rail leaf switch")
+    ap.add_argument("--spine-taper", type=float, default=1.0,
+                    help="spine bandwidth as a fraction of the leaves' down-facing bandwidth (1: full bisection; 0: rail-only, no spine)")
     ap.add_argument("--name", default=None)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     if a.nodes < 1 or a.leaf_ports < 1:
         ap.error("--nodes and --leaf-ports must be positive")
-    doc = build(a.preset, a.nodes, a.leaf_ports)
+    if not (0 <= a.spine_taper <= 1):
+        ap.error("--spine-taper must be in [0, 1]")
+    if a.spine_taper == 0 and a.nodes > a.leaf_ports:
+        ap.error("--spine-taper 0 (rail-only) needs each rail in one leaf switch: --leaf-ports at least --nodes")
+    doc = build(a.preset, a.nodes, a.leaf_ports, a.spine_taper)
     doc["name"] = a.name or a.out.rsplit("/", 1)[-1].removesuffix(".json")
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1 if a.nodes <= 4 else None)
