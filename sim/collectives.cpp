@@ -630,7 +630,7 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       for (const auto& key : resources(a, b)) rate = std::min(rate, capacity(key) / load[phase][key]);
       return 1.0 / (rate * indirect_factor(a, b));
     };
-    for (const auto& t : s.trees)
+    for (auto& t : s.trees)
       for (const auto* edges : {&t.edges, &t.twin_edges}) {
         std::map<int, std::vector<int>> children;
         std::set<int> has_parent;
@@ -653,7 +653,7 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
         for (const auto& [v, kids] : children)
           if (!has_parent.count(v)) {
             const auto [up, down] = trip(v);
-            s.tree_trip_s_per_B = std::max(s.tree_trip_s_per_B, up + down);
+            t.trip_s_per_B = std::max(t.trip_s_per_B, up + down);
           }
       }
   }
@@ -956,9 +956,14 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       // up and down one after another, each at its channel's share of the hop; the flows
       // account for one chunk time at the trees' bottleneck, the fill for the rest of the
       // first chunk's trip.
-      const double channels = s.tree_channels;
-      const double chunk = std::min(collective::tree_simple_chunk_B(), in_bytes / channels);
-      p.pipeline_s = std::max(0.0, chunk * (s.tree_trip_s_per_B - channels / s.tree_bw) / eff);
+      // Per tree: its channels carry its share of the data (the flows' split), so a slow
+      // tree's chunks are as small as its share.
+      const double per_orientation = static_cast<double>(s.tree_channels) / (2.0 * static_cast<double>(s.trees.size()));
+      for (const auto& t : s.trees) {
+        const double channel_Bps = t.bandwidth_Bps / (2 * per_orientation);
+        const double chunk = std::min(collective::tree_simple_chunk_B(), in_bytes * (t.bandwidth_Bps / s.tree_bw) / (2 * per_orientation));
+        p.pipeline_s = std::max(p.pipeline_s, chunk * (t.trip_s_per_B - 1.0 / channel_Bps) / eff);
+      }
     }
   }
   for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});

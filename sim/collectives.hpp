@@ -156,6 +156,11 @@ class CollectivePlanner {
     std::vector<std::pair<int, int>> edges;  // (child, parent) GPU nodes
     std::vector<std::pair<int, int>> twin_edges;  // NCCL's copy of the channel: the same chains, ncclGetDtree's second tree
     double bandwidth_Bps;
+    // The first chunk's trip on this tree or its copy, whichever is slower, up from the
+    // deepest leaf and back down, in seconds per byte of chunk: each hop at one channel's
+    // share of its route, the route's resources shared among the channels (of every tree)
+    // whose hops of the same phase (up or down) cross them.
+    double trip_s_per_B = 0;
   };
   struct Structure {
     std::vector<Ring> rings;
@@ -171,10 +176,6 @@ class CollectivePlanner {
     bool intra_any_nvlink = true;             // every machine's ring hops are NVLink, direct or NVB
     int tree_depth = 0;                       // every tree's steps from a leaf to the root: chain + ceil(log2 machines)
     int tree_channels = 0;                    // NCCL's channels on the trees: 2 x trees (at most kMaxChannels)
-    // The slowest tree's first-chunk trip, up from its deepest leaf and back down, in seconds
-    // per byte of chunk: each hop at one channel's share of its route, the route's resources
-    // shared among the channels whose hops of the same phase (up or down) cross them.
-    double tree_trip_s_per_B = 0;
     double nccl_net_latency_s = 0;  // the largest the NICs its rings and trees cross state (net_plugin_latency_s())
     bool uniform_compute_capability = true;
     bool one_gpu_per_machine = false;

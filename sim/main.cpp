@@ -66,7 +66,7 @@ topo::Topology load_topology(const std::string& name, const std::string& p2p) {
   topo::Topology t = topo::Topology::load(name);
   if (!g_compose.empty()) t.set_composition(parse_compose(g_compose), "--compose");
   if (p2p == "off") t.set_p2p_enabled(false);
-  else if (p2p == "on") t.set_p2p_enabled(true);
+  else if (p2p == "on") t.force_p2p_on();
   return t;
 }
 
@@ -860,7 +860,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--placement", run.placement, "GPU per rank, comma-separated names or indices (default: in order)");
   run_cmd->add_option("--out", run.out, "write summary.json, iterations.csv and timeline.json here");
   run_cmd->add_option("--warmup", run.warmup, "exclude the first N steps (default: leading outliers)")->check(CLI::Range(0, 1000000));
-  run_cmd->add_option("--p2p", run.p2p, "force GPU peer-to-peer on or off")->check(CLI::IsMember({"on", "off"}));
+  run_cmd->add_option("--p2p", run.p2p, "force GPU peer-to-peer on or off (on: also on GPUs whose driver lacks it, e.g. GeForce; off: like NCCL_P2P_DISABLE=1)")->check(CLI::IsMember({"on", "off"}));
   run_cmd->add_option("--launch-latency", run.launch_latency, "kernel launch latency, e.g. 2us (default: GPU model)");
   std::vector<std::string> params_files;  // applied in order: a later file's values win
   std::string cal_params_file;
@@ -896,7 +896,7 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--gpus", coll.gpus, "use the first N GPUs of the topology (default: all)")->check(CLI::Range(1, 1000000));
   coll_cmd->add_option("--placement", coll.placement, "the GPUs to use, comma-separated names or indices");
   coll_cmd->add_option("--topology", coll.topology, "shipped topology name or JSON file")->required();
-  coll_cmd->add_option("--p2p", coll.p2p, "force GPU peer-to-peer on or off (off: like NCCL_P2P_DISABLE=1)")->check(CLI::IsMember({"on", "off"}));
+  coll_cmd->add_option("--p2p", coll.p2p, "force GPU peer-to-peer on or off (on: also on GPUs whose driver lacks it, e.g. GeForce; off: like NCCL_P2P_DISABLE=1)")->check(CLI::IsMember({"on", "off"}));
   coll_cmd->add_option("--algo", coll.algo,
                        "algorithms to choose from, as NCCL_ALGO: ring, tree, nvls, a list (ring,tree) or ^ and a list to exclude "
                        "(^nvls: as NCCL_NVLS_ENABLE=0; default: NCCL-like choice by predicted time)");
@@ -911,7 +911,7 @@ int main(int argc, char** argv) {
   P2pArgs p2p;
   auto* p2p_cmd = app.add_subcommand("p2p", "emulate p2pBandwidthLatencyTest: copy bandwidth between every pair of GPUs");
   p2p_cmd->add_option("--topology", p2p.topology, "shipped topology name or JSON file")->required();
-  p2p_cmd->add_option("--p2p", p2p.p2p, "force GPU peer-to-peer on or off")->check(CLI::IsMember({"on", "off"}));
+  p2p_cmd->add_option("--p2p", p2p.p2p, "force GPU peer-to-peer on or off (on: also on GPUs whose driver lacks it, e.g. GeForce; off: like NCCL_P2P_DISABLE=1)")->check(CLI::IsMember({"on", "off"}));
   p2p_cmd->add_option("--gpus", p2p.gpus, "use the first N GPUs of the first machine (or host of a composition; default: all of them)")->check(CLI::Range(2, 4096));
   p2p_cmd->add_option("--placement", p2p.placement, "the GPUs to use, comma-separated");
   p2p_cmd->add_option("--bytes", p2p.bytes, "bytes per copy (default 64M)");

@@ -1552,6 +1552,29 @@ TEST(Cli, OutputIsAllOrNothing) {
   EXPECT_FALSE(std::filesystem::exists(d.path() + "/out/iterations.csv"));
 }
 
+// --p2p on is a what-if of a P2P-enabling driver: GeForce GPUs (P2P off in their model)
+// then talk over the switch as GPUs whose nodes say "p2p": true do, not through host
+// memory (NCCL's SHM) as without it or with --p2p off.
+TEST(Cli, P2pOnEnablesItOnGpusWhoseDriverLacksIt) {
+  TempDir d;
+  auto topology = [&](const std::string& gpu_extra) {
+    return d.write("t" + std::to_string(gpu_extra.size()) + ".json",
+                   R"({"schema_version": 1, "name": "two-4090", "nodes": [{"name": "cpu0", "type": "host"},
+      {"name": "sw0", "type": "pcie_switch", "generation": 4},
+      {"name": "gpu0", "type": "gpu", "model": "RTX 4090")" + gpu_extra + R"(}, {"name": "gpu1", "type": "gpu", "model": "RTX 4090")" + gpu_extra + R"(}],
+     "links": [{"from": "cpu0", "to": "sw0", "type": "pcie", "generation": 4, "lanes": 16},
+      {"from": "sw0", "to": "gpu0", "type": "pcie", "generation": 4, "lanes": 16},
+      {"from": "sw0", "to": "gpu1", "type": "pcie", "generation": 4, "lanes": 16}]})");
+  };
+  const std::string geforce = topology(""), enabled = topology(R"(, "p2p": true)");
+  auto busbw = [](const std::string& args) { return std::stod(composim::testing::collective_row("--bytes 1G " + args)[7]); };
+  const double shm = busbw("--topology " + geforce), off = busbw("--topology " + geforce + " --p2p off");
+  const double on = busbw("--topology " + geforce + " --p2p on"), node = busbw("--topology " + enabled);
+  EXPECT_DOUBLE_EQ(shm, off);
+  EXPECT_DOUBLE_EQ(on, node);
+  EXPECT_GT(on, 4 * shm);
+}
+
 namespace {
 // The README's example trace of `rank` with its NCCL kernels changed by `edit(args)`.
 json example_trace(int rank, const std::function<void(json&)>& edit) {

@@ -467,6 +467,30 @@ TEST(CollectiveCommand, RingsKeepToOneRailWhateverTheSpine) {
   EXPECT_NE(r.out.find("n0.gpu1 -> n0.sw0 -> n0.nic0 -> rail0.leaf0 -> n1.nic0"), std::string::npos) << r.out;
 }
 
+// A tree crossing a slow NIC (1 Gb/s instead of 200) gets a small share of the data, in the
+// flows and in the pipeline fill alike: its chunks are as small as its share, so the
+// all-reduce stays near the healthy one (the fill had used the slow tree's trip with an even
+// share of the data: 101 GB/s at 1 GiB, between 183 and 160 around it).
+TEST(CollectiveCommand, SlowTreeFillsWithItsOwnShare) {
+  composim::testing::TempDir d;
+  const std::string healthy = make_cluster(d, "dgx-a100", 2);
+  ASSERT_FALSE(healthy.empty());
+  nlohmann::json t = nlohmann::json::parse(std::ifstream(healthy));
+  int changed = 0;
+  for (auto& l : t["links"])
+    if (l["from"] == "n0.nic0" || l["to"] == "n0.nic0")
+      if (l.contains("rate_Gbps")) l["rate_Gbps"] = 1, ++changed;
+  ASSERT_EQ(changed, 1);
+  const std::string slow = d.write("slow-nic.json", t.dump());
+  for (const char* size : {"1G", "4G"}) {
+    const std::string args = std::string("--bytes ") + size + " --algo tree --proto Simple --topology ";
+    const double ok = std::stod(composim::testing::collective_row(args + healthy)[7]);
+    const double hurt = std::stod(composim::testing::collective_row(args + slow)[7]);
+    EXPECT_LT(hurt, ok) << size;
+    EXPECT_GT(hurt, 0.95 * ok) << size;
+  }
+}
+
 // Sizes become nccl-tests' whole elements, per rank where the operation splits them: 8 B
 // all-gathered on 8 GPUs is 0 B (count 0), 100 B is 96 B (3 floats per rank); an all-reduce
 // of 6 B moves one float.

@@ -79,6 +79,14 @@ class Topology {
   const std::string& file() const { return file_; }
   bool p2p_enabled() const { return p2p_; }
   void set_p2p_enabled(bool on) { p2p_ = on; }
+  // P2P on for the system and on every GPU, also those whose model or node says they lack it
+  // (GeForce drivers): a what-if of a P2P-enabling driver. Root complexes still forward P2P
+  // between their ports only as their hosts state. Call before routing.
+  void force_p2p_on() {
+    p2p_ = true;
+    for (auto& n : nodes_)
+      if (n.type == NodeType::gpu) n.p2p = true;
+  }
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<Link>& links() const { return links_; }
   const Graph& graph() const { return graph_; }
