@@ -502,7 +502,12 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
                                                  std::to_string(attached.size()) + (topology.composed() ? " attached" : ""));
     o.gpus.assign(attached.begin(), attached.begin() + n);
   }
-  if (o.gpus.size() < 2) input_error("", a.placement.empty() ? "--gpus" : "--placement", "a collective needs at least 2 GPUs");
+  if (o.gpus.size() < 2) {
+    if (a.placement.empty() && a.gpus == 0)
+      input_error(topology.file(), "gpus", "topology \"" + topology.name() + "\" has " + std::to_string(o.gpus.size()) +
+                                               (topology.composed() ? " attached" : "") + " GPU(s); a collective needs at least 2");
+    input_error("", a.placement.empty() ? "--gpus" : "--placement", "a collective needs at least 2 GPUs");
+  }
   try {
     if (!a.algo.empty()) o.choices.algorithms = sim::parse_algorithm_list(a.algo);
   } catch (const std::invalid_argument& e) {
@@ -893,7 +898,7 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--op", coll.op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv");
   coll_cmd->add_option("--bytes", coll.bytes, "size or min:max, as nccl-tests -b/-e (K, M, G are powers of 1024)");
   coll_cmd->add_option("--step-factor", coll.step_factor, "multiply the size by this between rows (nccl-tests -f)")->check(CLI::Range(1.0001, 1024.0));
-  coll_cmd->add_option("--gpus", coll.gpus, "use the first N GPUs of the topology (default: all)")->check(CLI::Range(1, 1000000));
+  coll_cmd->add_option("--gpus", coll.gpus, "use the first N GPUs of the topology (default: all)")->check(CLI::Range(2, 1000000));
   coll_cmd->add_option("--placement", coll.placement, "the GPUs to use, comma-separated names or indices");
   coll_cmd->add_option("--topology", coll.topology, "shipped topology name or JSON file")->required();
   coll_cmd->add_option("--p2p", coll.p2p, "force GPU peer-to-peer on or off (on: also on GPUs whose driver lacks it, e.g. GeForce; off: like NCCL_P2P_DISABLE=1)")->check(CLI::IsMember({"on", "off"}));

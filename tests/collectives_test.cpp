@@ -465,6 +465,10 @@ TEST(CollectiveCommand, RingsKeepToOneRailWhateverTheSpine) {
   // gpu1 shares gpu0's PCIe switch, hence NIC 0: over PCIe, no PXN.
   r = composim::testing::run_cli("topology " + rail_only + " --route n0.gpu1 n1.gpu0");
   EXPECT_NE(r.out.find("n0.gpu1 -> n0.sw0 -> n0.nic0 -> rail0.leaf0 -> n1.nic0"), std::string::npos) << r.out;
+  // NIC to NIC across machines: the network alone; between rails of a rail-only network, none.
+  r = composim::testing::run_cli("topology " + rail_only + " --route n0.nic0 n1.nic0");
+  EXPECT_NE(r.out.find("n0.nic0 -> rail0.leaf0 -> n1.nic0  [network"), std::string::npos) << r.out;
+  composim::testing::expect_cli_error("topology " + rail_only + " --route n0.nic0 n1.nic1", "route n0.nic0 -> n1.nic1: no network path between the NICs");
 }
 
 // A tree crossing a slow NIC (1 Gb/s instead of 200) gets a small share of the data, in the

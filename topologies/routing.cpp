@@ -311,6 +311,15 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
     finish(t, r);
     return r;
   }
+  if (nodes[src].type == NodeType::nic && nodes[dst].type == NodeType::nic && t.machine_of(src) != t.machine_of(dst)) {
+    // NIC to NIC across machines: the network path alone.
+    auto net = bfs(t, src, dst, Class::network);
+    if (net.empty()) no_route(t, src, dst, "no network path between the NICs");
+    append(t, r, net);
+    r.network = true;
+    finish(t, r);
+    return r;
+  }
   if (nodes[src].type == NodeType::host && nodes[dst].type == NodeType::host) {
     // Host to host: over the socket interconnect, or host NIC to host NIC; root complexes
     // do not talk to each other through a PCIe chassis.
