@@ -435,6 +435,9 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
                             ": kernels keep their measured durations (compute is not rescaled)");
     }
   }
+  if (result.p2p_at_measured_duration)
+    rep.notes.push_back(std::to_string(result.p2p_at_measured_duration) +
+                        " send/recv operation(s) ran at their measured duration: the traces do not say which peer each one talks to");
   if (result.unequal_all_to_all)
     rep.notes.push_back(std::to_string(result.unequal_all_to_all) +
                         " all_to_all(s) moved different amounts on different ranks (all_to_allv) and were modelled as even ones of the largest");

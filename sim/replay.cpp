@@ -305,6 +305,7 @@ struct Replay::Impl {
     double measured_dur_s = INFINITY;
     int captured_ranks = 0;  // ranks of the communicator when the trace was captured (0: unknown)
     bool unequal = false;    // all_to_allv: the ranks' sizes differ (in_bytes is the largest)
+    bool p2p = false;        // a send or receive, run alone at its measured duration
     std::vector<int> member_slots;  // the members as the first trace to launch it lists them (slots, sorted)
     int flows_left = 0;
     CollectivePlan plan;
@@ -320,7 +321,7 @@ struct Replay::Impl {
   std::vector<RankState> state;
   std::unique_ptr<Platform> platform;
   std::vector<std::uint64_t> worklist;
-  std::uint64_t completed = 0, total = 0, flows = 0, instances_done = 0, no_size = 0, unequal_all_to_all = 0;
+  std::uint64_t completed = 0, total = 0, flows = 0, instances_done = 0, no_size = 0, unequal_all_to_all = 0, p2p_at_measured = 0;
   struct CommTag {
     bool collective;
     int rank;
@@ -541,6 +542,22 @@ void Replay::Impl::match_collectives() {
     for (size_t ci = 0; ci < w.collectives.size(); ++ci) {
       const auto& c = w.collectives[ci];
       const auto& comm = w.communicators[c.communicator];
+      if (c.kind == collective::Kind::send_recv) {
+        // Point-to-point: the traces do not say which peer each send or receive talks to
+        // (a pipeline's ranks run different ones), so each runs alone at its measured time.
+        Instance inst;
+        inst.label = "send/recv #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\" on rank " + std::to_string(w.rank);
+        inst.expected = 1;
+        inst.kind = c.kind;
+        inst.p2p = true;
+        inst.member_slots = {r};
+        inst.members.push_back({r, g.gpu_base + c.gpu_op});
+        inst.measured_dur_s = w.gpu_ops[c.gpu_op].dur_ns * 1e-9;
+        instance_of[r][ci] = static_cast<std::int32_t>(instances.size());
+        instances.push_back(std::move(inst));
+        ++p2p_at_measured;
+        continue;
+      }
       // Members of this rank's communicator and the group key.
       std::vector<int> members;
       int block = 0;
@@ -639,8 +656,16 @@ void Replay::Impl::match_collectives() {
     std::vector<int> reached, missing;
     for (int m : inst.member_slots) (present.count(m) ? reached : missing).push_back(m);
     const Workload& w0 = workloads[rank_workload[inst.members.front().rank]];
+    // Traces of different steps (profiler windows) also leave collectives unmatched: they
+    // are matched by their order in each trace.
+    std::string steps;
+    for (const auto& w : workloads)
+      if (!w.iterations.empty() && !w0.iterations.empty() && w.iterations.front().name != w0.iterations.front().name && steps.empty())
+        steps = "; or the traces cover different steps (rank " + std::to_string(w0.rank) + "'s starts at " + w0.iterations.front().name +
+                ", rank " + std::to_string(w.rank) + "'s at " + w.iterations.front().name +
+                "): collectives are matched by their order in each trace, so give traces of the same steps";
     input_error(w0.source, inst.label,
-                "ranks [" + rank_list(missing) + "] never reach this collective, which ranks [" + rank_list(reached) + "] launch; the job would hang");
+                "ranks [" + rank_list(missing) + "] never reach this collective, which ranks [" + rank_list(reached) + "] launch; the job would hang" + steps);
   }
 }
 
@@ -733,7 +758,7 @@ void Replay::Impl::start_collective(std::int32_t id) {
     // synchronised across members. The fastest member's duration is the least waiting.
     // A collective captured on several ranks and replayed on one has nothing to wait for:
     // NCCL runs it as a local copy (read and write of the buffer at the GPU's HBM rate).
-    if (inst.in_bytes <= 0) ++no_size;
+    if (inst.in_bytes <= 0 && !inst.p2p) ++no_size;
     double dur = std::isfinite(inst.measured_dur_s) ? inst.measured_dur_s : 0.0;
     if (n == 1 && inst.in_bytes > 0 && inst.captured_ranks > 1) {
       const auto spec = gpu::find_gpu_spec(topo.nodes()[rank_gpu[inst.members.front().rank]].model);
@@ -876,6 +901,7 @@ ReplayResult Replay::run() {
   res.collectives = m.instances_done;
   res.collectives_without_size = m.no_size;
   res.unequal_all_to_all = m.unequal_all_to_all;
+  res.p2p_at_measured_duration = m.p2p_at_measured;
   res.link_bytes = m.link_bytes;
   res.link_bin_s = m.bin_w;
   for (size_t i = 0; i < m.bins.size(); ++i) res.link_bins.push_back({m.bins_key[i] / 2, m.bins_key[i] % 2, std::move(m.bins[i])});

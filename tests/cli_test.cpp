@@ -1011,6 +1011,25 @@ TEST(Cli, StepsAreMatchedAcrossRanksByName) {
   ASSERT_EQ(s.at("notes").size(), 3u) << s.dump();
   EXPECT_EQ(s.at("notes")[0].get<std::string>().rfind("1 step(s) (ProfilerStep#1 of rank 0) are not in every rank's trace", 0), 0u);
 
+  // Rank 1 without step #1's mark and without its last all-reduce: the error says the traces
+  // may cover different steps (rank 0's starts at #1, rank 1's at #2), not only that the job
+  // would hang.
+  {
+    json t2 = t1;
+    json kept = json::array();
+    std::string last_nccl;
+    for (const auto& e : t2["traceEvents"])
+      if (e.value("cat", "") == "kernel" && e.value("name", "").find("nccl") != std::string::npos) last_nccl = e.dump();
+    for (const auto& e : t2["traceEvents"])
+      if (e.dump() != last_nccl) kept.push_back(e);
+    t2["traceEvents"] = std::move(kept);
+    const std::string shifted = tmp.write("rank1_shifted.json", t2.dump());
+    const CliResult e = run_cli("run --trace " + q(example(0)) + " --trace " + q(shifted) + " --topology composable-falcon4016");
+    EXPECT_EQ(e.exit_code, 2) << e.err;
+    EXPECT_NE(e.err.find("the job would hang; or the traces cover different steps (rank 0's starts at ProfilerStep#1, rank 1's at ProfilerStep#2)"),
+              std::string::npos)
+        << e.err;
+  }
   // A rank whose trace has no step marks at all cannot be compared step by step.
   for (auto& e : t1["traceEvents"])
     if (e.value("cat", "") == "user_annotation") e["name"] = "forward";
@@ -1643,6 +1662,23 @@ TEST(Cli, ReplayKeepsGroupStridesAndTakesAllToAllv) {
   const json even = run("--trace " + d.path() + "/a2a", "even", "composable-falcon4016");
   EXPECT_EQ(even["all_to_all_modelled_at_largest_size"].get<int>(), 0);
   EXPECT_NEAR(v["predicted_iteration_s"].get<double>(), even["predicted_iteration_s"].get<double>(), 1e-9) << "the largest size sets the pace";
+
+  // Sends and receives of different sizes on the two ranks (a pipeline): not matched (the
+  // traces do not say who talks to whom), each at its measured duration, with a note.
+  fs::create_directories(d.path() + "/p2p");
+  for (int rank = 0; rank < 2; ++rank) {
+    json t = example_trace(rank, [&](json& e) {
+      auto& a = e["args"];
+      a["Collective name"] = rank == 0 ? "send" : "recv";
+      a["In msg nelems"] = static_cast<long long>(a["In msg nelems"].get<double>() / (rank + 1));
+      e["name"] = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8(ncclDevComm*, unsigned long, ncclWork*)";
+    });
+    std::ofstream(d.path() + "/p2p/r" + std::to_string(rank) + ".json") << t;
+  }
+  r = run_cli("run --trace " + d.path() + "/p2p --topology composable-falcon4016 --out " + d.path() + "/pp");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("24 send/recv operation(s) ran at their measured duration"), std::string::npos) << r.out;
+  EXPECT_EQ(summary_of(d.path() + "/pp")["send_recv_at_measured_duration"].get<int>(), 24);
 
   r = run_cli("run --trace " + source_dir() + "/examples/traces/ddp2_rank0.json --topology composable-falcon4016 --ranks 16");
   ASSERT_EQ(r.exit_code, 0) << r.err;

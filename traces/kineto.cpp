@@ -551,7 +551,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   std::map<std::pair<int, std::int64_t>, std::int32_t> stream_index;
   std::map<std::string, std::int32_t> comm_index;
   for (size_t i = 0; i < w.communicators.size(); ++i) comm_index[w.communicators[i].name] = static_cast<std::int32_t>(i);
-  std::vector<std::uint64_t> comm_seq;
+  std::vector<std::uint64_t> comm_seq, p2p_seq;
   for (const auto& g : gpu) {
     const json& e = *g.ev;
     const json& a = e.contains("args") ? e["args"] : json::object();
@@ -606,7 +606,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         }
         c.communicator = cit->second;
         if (comm_seq.size() < w.communicators.size()) comm_seq.resize(w.communicators.size(), 0);
-        c.seq = comm_seq[c.communicator]++;
+        if (p2p_seq.size() < w.communicators.size()) p2p_seq.resize(w.communicators.size(), 0);
+        // Point-to-point operations are counted apart: ranks of a pipeline run different
+        // numbers of them, which must not shift the numbering of their collectives.
+        c.seq = c.kind == collective::Kind::send_recv ? p2p_seq[c.communicator]++ : comm_seq[c.communicator]++;
         c.gpu_op = index;
         op.collective = static_cast<std::int32_t>(w.collectives.size());
         w.collectives.push_back(std::move(c));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "models/error.hpp"
 
@@ -85,7 +86,7 @@ void Workload::check() const {
       if (k > 0 && sorted[k] == sorted[k - 1]) input_error(source, place, "rank " + std::to_string(sorted[k]) + " is listed twice");
     }
   }
-  std::map<std::pair<std::int32_t, std::uint64_t>, size_t> seen;
+  std::map<std::tuple<std::int32_t, std::uint64_t, bool>, size_t> seen;  // send/recv numbered apart
   for (size_t i = 0; i < collectives.size(); ++i) {
     const auto& c = collectives[i];
     const auto& r = communicators[c.communicator].ranks;
@@ -93,7 +94,7 @@ void Workload::check() const {
       input_error(source, "collectives[" + std::to_string(i) + "]",
                   "is on communicator \"" + communicators[c.communicator].name + "\", whose ranks do not include this trace's rank " +
                       std::to_string(rank));
-    auto [it, inserted] = seen.emplace(std::make_pair(c.communicator, c.seq), i);
+    auto [it, inserted] = seen.emplace(std::make_tuple(c.communicator, c.seq, c.kind == collective::Kind::send_recv), i);
     if (!inserted)
       input_error(source, "collectives[" + std::to_string(i) + "]",
                   "sequence number " + std::to_string(c.seq) + " of communicator \"" + communicators[c.communicator].name +

@@ -81,7 +81,7 @@ struct Collective {
   std::string dtype;
   int group_size = 0;                    // ranks in the communicator (0: unknown)
   std::int32_t communicator = 0;         // index into Workload::communicators
-  std::uint64_t seq = 0;                 // order within its communicator on this rank
+  std::uint64_t seq = 0;                 // order within its communicator on this rank (send/recv counted apart)
   std::int32_t gpu_op = -1;
 };
 
