@@ -54,7 +54,11 @@ double param(const std::string& qualified_name) {
   return it->second;
 }
 
-void load_params_file(const std::string& path) {
+void load_params_file(const std::string& path) { read_params_file(path, true); }
+
+void check_params_file(const std::string& path) { read_params_file(path, false); }
+
+void read_params_file(const std::string& path, bool apply) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) input_error(path, "", "is a directory, not a parameter file");
   std::ifstream in(path);
@@ -72,11 +76,19 @@ void load_params_file(const std::string& path) {
   for (auto it = doc["params"].begin(); it != doc["params"].end(); ++it) {
     if (!store().values.count(it.key())) input_error(path, "params." + it.key(), "unknown model parameter (see `composim list-models`)");
     if (!it->is_number() || !std::isfinite(it->get<double>())) input_error(path, "params." + it.key(), "expected a number");
-    set_param(it.key(), it->get<double>(), path, "params." + it.key());
+    check_param(it.key(), it->get<double>(), path, "params." + it.key());
+    if (apply) set_param(it.key(), it->get<double>(), path, "params." + it.key());
   }
 }
 
 void set_param(const std::string& name, double v, const std::string& origin, const std::string& where) {
+  check_param(name, v, origin, where);
+  auto& s = store();
+  s.values[name] = v;
+  s.overridden[name] = v;
+}
+
+void check_param(const std::string& name, double v, const std::string& origin, const std::string& where) {
   auto& s = store();
   if (!s.values.count(name)) input_error(origin, where, "unknown model parameter (see `composim list-models`)");
   // What may be set: the efficiencies and latencies the models read at run time (what
@@ -101,8 +113,6 @@ void set_param(const std::string& name, double v, const std::string& origin, con
   // NCCL_BUFFSIZE: 8 steps of at least 8 KiB; NCCL allocates it per channel and peer.
   if (buffsize && !(v >= 65536 && v <= 1073741824 && v == std::floor(v)))
     input_error(origin, where, "NCCL's buffer size must be a whole number of bytes in [64 KiB, 1 GiB]");
-  s.values[name] = v;
-  s.overridden[name] = v;
 }
 
 std::vector<std::pair<std::string, double>> overridden_params() {

@@ -49,6 +49,11 @@ double param(const std::string& qualified_name);
 // InputError naming the file and the parameter for an unknown name or a negative value.
 void load_params_file(const std::string& path);
 
+// check_params_file(): the checks of load_params_file() without applying the values.
+void check_params_file(const std::string& path);
+// read_params_file(): both, applying the values only if `apply`.
+void read_params_file(const std::string& path, bool apply);
+
 // set_param()
 //
 // Overrides one parameter, as a parameter file does, with the same checks: what may be set
@@ -56,6 +61,8 @@ void load_params_file(const std::string& path);
 // file and "params.<name>", or "command line" and "--nccl-buffsize"). Must be called before
 // anything is simulated.
 void set_param(const std::string& qualified_name, double value, const std::string& origin, const std::string& where);
+// check_param(): set_param()'s checks alone.
+void check_param(const std::string& qualified_name, double value, const std::string& origin, const std::string& where);
 
 // Names and values of the parameters a parameter file changed.
 std::vector<std::pair<std::string, double>> overridden_params();

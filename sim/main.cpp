@@ -435,6 +435,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
                             ": kernels keep their measured durations (compute is not rescaled)");
     }
   }
+  for (const auto& n : result.notes) rep.notes.push_back(n);
   if (result.p2p_at_measured_duration)
     rep.notes.push_back(std::to_string(result.p2p_at_measured_duration) +
                         " send/recv operation(s) ran at their measured duration: the traces do not say which peer each one talks to");

@@ -312,6 +312,15 @@ struct Replay::Impl {
   };
   std::vector<Instance> instances;
   std::vector<std::vector<std::int32_t>> instance_of;  // [rank][collective index] -> instance
+  // A replicated trace's process group laid out over the replay's ranks, per (workload,
+  // communicator): each rank's group, and the groups' members.
+  struct Tiling {
+    bool tiled = false;
+    std::vector<int> group_of;
+    std::vector<std::vector<int>> groups;
+  };
+  std::map<std::pair<int, long long>, Tiling> tilings;
+  std::set<std::string> notes;  // said once each, in the run's notes
 
   // Run state.
   struct RankState {
@@ -567,27 +576,60 @@ void Replay::Impl::match_collectives() {
         // its size: the replicas are whole copies of it, so --ranks must be a multiple. One
         // rank alone runs every collective as a local copy.
         const int group_size = world || nranks == 1 ? nranks : static_cast<int>(comm.ranks.size());
-        // Members a fixed stride apart in the trace ([0, 8]: a data-parallel group across
-        // the tensor-parallel ranks of 2 machines) keep that stride in every copy: rank r's
-        // group is r mod stride + k * stride within each span of stride x size ranks.
-        int stride = 1;
-        if (!world && nranks > 1 && comm.ranks.size() >= 2) {
-          std::vector<int> sorted(comm.ranks.begin(), comm.ranks.end());
-          std::sort(sorted.begin(), sorted.end());
-          const int d = sorted[1] - sorted[0];
-          bool even = d >= 1;
-          for (size_t k = 2; k < sorted.size() && even; ++k) even = sorted[k] - sorted[k - 1] == d;
-          if (even) stride = d;
+        // The replicas' groups have the trace's layout: its group's offsets from its lowest
+        // rank ([0, 8]: a data-parallel group across the tensor-parallel ranks of 2
+        // machines; [0, 1, 8, 9]), placed from each rank not yet in a group, lowest first,
+        // so that they tile the ranks ({r mod 8, r mod 8 + 8} of each 16). A layout that
+        // does not tile them ([0, 15] of 16) falls back to contiguous groups of its size,
+        // with a note.
+        if (world || nranks == 1) {
+          for (int m = 0; m < nranks; ++m) members.push_back(m);
+        } else {
+          const auto key = std::make_pair(rank_workload[r], static_cast<long long>(c.communicator));
+          auto tiling = tilings.find(key);
+          if (tiling == tilings.end()) {
+            Tiling t;
+            std::vector<int> offsets(comm.ranks.begin(), comm.ranks.end());
+            std::sort(offsets.begin(), offsets.end());
+            for (size_t k = offsets.size(); k-- > 0;) offsets[k] -= offsets[0];
+            t.group_of.assign(static_cast<size_t>(nranks), -1);
+            t.tiled = nranks > 1;
+            for (int base = 0; base < nranks && t.tiled; ++base) {
+              if (t.group_of[base] >= 0) continue;
+              std::vector<int> g;
+              for (int o : offsets) {
+                const long long m = static_cast<long long>(base) + o;
+                if (m >= nranks || t.group_of[static_cast<size_t>(m)] >= 0) {
+                  t.tiled = false;
+                  break;
+                }
+                g.push_back(static_cast<int>(m));
+              }
+              if (!t.tiled) break;
+              for (int m : g) t.group_of[static_cast<size_t>(m)] = static_cast<int>(t.groups.size());
+              t.groups.push_back(std::move(g));
+            }
+            if (!t.tiled) {
+              if (nranks % group_size != 0)
+                input_error(w.source, "communicator \"" + comm.name + "\"",
+                            "has " + std::to_string(group_size) + " of the trace's " + std::to_string(w.world_size) + " ranks, and " +
+                                std::to_string(nranks) + " ranks (" + (opt.ranks > 0 ? "--ranks" : "the world size") +
+                                ") cannot be made of whole copies of it: give a multiple of " + std::to_string(group_size));
+              notes.insert(w.source + ": communicator \"" + comm.name + "\" (ranks [" + rank_list(comm.ranks) + "]) cannot be laid out over " +
+                           std::to_string(nranks) + " ranks as in the trace: its copies are groups of " + std::to_string(group_size) +
+                           " consecutive ranks");
+              t.groups.clear();
+              for (int m = 0; m < nranks; ++m) {
+                if (m % group_size == 0) t.groups.emplace_back();
+                t.groups.back().push_back(m);
+                t.group_of[static_cast<size_t>(m)] = m / group_size;
+              }
+            }
+            tiling = tilings.emplace(key, std::move(t)).first;
+          }
+          block = tiling->second.group_of[static_cast<size_t>(r)];
+          members = tiling->second.groups[static_cast<size_t>(block)];
         }
-        const int span = stride * group_size;
-        if (!world && nranks % span != 0)
-          input_error(w.source, "communicator \"" + comm.name + "\"",
-                      "has " + std::to_string(group_size) + " of the trace's " + std::to_string(w.world_size) + " ranks" +
-                          (stride > 1 ? " (" + std::to_string(stride) + " apart)" : std::string()) + ", and " + std::to_string(nranks) +
-                          " ranks (" + (opt.ranks > 0 ? "--ranks" : "the world size") +
-                          ") cannot be made of whole copies of it: give a multiple of " + std::to_string(span));
-        block = (r / span) * stride + r % stride;
-        for (int k = 0; k < group_size; ++k) members.push_back((r / span) * span + r % stride + k * stride);
       } else if (comm.ranks.empty()) {
         for (int m = 0; m < nranks; ++m) members.push_back(m);
       } else {
@@ -622,8 +664,8 @@ void Replay::Impl::match_collectives() {
         const std::string place = "rank " + std::to_string(w.rank) + ", collective #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\"";
         // all_to_allv sends each rank its own amount (MoE dispatch): the ranks' sizes may
         // differ. Modelled as an even all_to_all of the largest, which the slowest rank sets.
-        if (inst.kind == c.kind && c.kind == collective::Kind::all_to_all && inst.in_bytes > 0 && c.in_bytes > 0 &&
-            inst.in_bytes != static_cast<double>(c.in_bytes)) {
+        // A rank may send nothing (0 elements read as no size): the others' size then counts.
+        if (inst.kind == c.kind && c.kind == collective::Kind::all_to_all && inst.in_bytes != static_cast<double>(c.in_bytes)) {
           Instance& mut = instances[it->second];
           if (!mut.unequal) ++unequal_all_to_all;
           mut.unequal = true;
@@ -902,6 +944,7 @@ ReplayResult Replay::run() {
   res.collectives_without_size = m.no_size;
   res.unequal_all_to_all = m.unequal_all_to_all;
   res.p2p_at_measured_duration = m.p2p_at_measured;
+  res.notes.assign(m.notes.begin(), m.notes.end());
   res.link_bytes = m.link_bytes;
   res.link_bin_s = m.bin_w;
   for (size_t i = 0; i < m.bins.size(); ++i) res.link_bins.push_back({m.bins_key[i] / 2, m.bins_key[i] % 2, std::move(m.bins[i])});

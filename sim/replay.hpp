@@ -67,6 +67,7 @@ struct ReplayResult {
   std::uint64_t collectives_without_size = 0;  // replayed at measured duration
   std::uint64_t unequal_all_to_all = 0;        // all_to_allv: sizes differ across ranks, modelled at the largest
   std::uint64_t p2p_at_measured_duration = 0;  // sends and receives (peers unknown), each at its measured duration
+  std::vector<std::string> notes;              // what the replay assumed (e.g. a group layout it could not copy)
   // Bytes carried by each topology link: [link][0] from -> to, [link][1] to -> from.
   std::vector<std::array<double, 2>> link_bytes;
   double link_bin_s = 0;              // width of the bins of link_bins (at most 100 cover the run)

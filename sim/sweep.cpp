@@ -464,6 +464,10 @@ int run_sweep_spec(const SweepRunOptions& o) {
     reused += p.reused && p.error.empty();  // a reused point whose summary is unreadable counts as failed only
     csv += row + "\n";
   }
+  if (termination_requested()) {
+    std::fprintf(stderr, "composim: sweep interrupted; results.csv not written (the same command resumes it)\n");
+    return 130;
+  }
   write_files_atomically(o.out_dir, {{"results.csv", csv}});
   if (o.collect)
     std::printf("sweep %s: %zu points (%zu finished, %zu failed or not run); wrote %s/results.csv\n", spec.value("name", "").c_str(), total,

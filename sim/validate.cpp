@@ -223,6 +223,7 @@ std::string case_params_file(const Case& c) {
   if (!fs::path(pf).is_absolute()) pf = (fs::path(c.file).parent_path() / pf).string();
   std::error_code ec;
   if (!fs::is_regular_file(pf, ec)) input_error(c.file, "run.params", "no such file: " + pf);
+  check_params_file(pf);  // its content too, before any case runs
   return pf;
 }
 
@@ -492,6 +493,7 @@ int validate(const ValidateOptions& o) {
       report["cases"].push_back(std::move(jc));
     }
     std::map<std::string, std::string> files_out = {{"report.csv", csv}, {"report.json", report.dump(1) + "\n"}};
+    if (termination_requested()) throw Interrupted("validate interrupted; no report written");
     write_files_atomically(o.out_dir, files_out);
     const std::string script = std::string(COMPOSIM_SOURCE_DIR) + "/plots/validation.py";
     // An earlier run's plot would not match this report: it goes first.
@@ -512,6 +514,10 @@ int validate(const ValidateOptions& o) {
       else std::printf("\nwrote %s/report.csv, report.json (no plot: %s)\n", o.out_dir.c_str(), why.empty() ? "the plot script failed" : why.c_str());
     } else {
       std::printf("\nwrote %s/report.csv, report.json\n", o.out_dir.c_str());
+    }
+    if (termination_requested()) {  // while the plot was drawn: the report goes, all of it
+      for (const char* f : {"/report.csv", "/report.json", "/report.png", "/report.pdf"}) fs::remove(o.out_dir + f, ec);
+      throw Interrupted("validate interrupted; report removed");
     }
   }
   return failed ? 1 : 0;

@@ -1614,10 +1614,10 @@ json summary_of(const std::string& dir) { return json::parse(std::ifstream(dir +
 TEST(Cli, ReplayKeepsGroupStridesAndTakesAllToAllv) {
   TempDir d;
   fs::create_directories(d.path() + "/job");
-  auto strided = [](int r, const std::string& ranks) {
+  auto strided = [](int r, const std::string& ranks, int pg = -1) {
     json t = example_trace(0, [&](json& e) {
-      e["args"]["Group size"] = 2;
-      e["args"]["Process Group Name"] = std::to_string(1 + r % 8);
+      e["args"]["Group size"] = static_cast<int>(std::count(ranks.begin(), ranks.end(), ',')) + 1;
+      e["args"]["Process Group Name"] = std::to_string(pg >= 0 ? pg : 1 + r % 8);
       e["args"]["Process Group Ranks"] = ranks;
     });
     t["distributedInfo"]["rank"] = r;
@@ -1638,11 +1638,27 @@ TEST(Cli, ReplayKeepsGroupStridesAndTakesAllToAllv) {
   EXPECT_NEAR(copies["breakdown"]["exposed_communication_s"].get<double>(), exposed, 1e-9);
   EXPECT_NEAR(copies["predicted_iteration_s"].get<double>(), all["predicted_iteration_s"].get<double>(), 1e-9);
   EXPECT_GT(exposed, 2 * near["breakdown"]["exposed_communication_s"].get<double>());  // over the network, not NVSwitch
+  // Groups [b, b+1, b+8, b+9] (not evenly spaced): copies of rank 0 tile the 16 ranks as
+  // the 16 traces do. A group [0, 15] cannot tile 16 ranks: consecutive pairs, with a note.
+  fs::create_directories(d.path() + "/job4");
+  for (int r = 0; r < 16; ++r) {
+    const int b = (r % 8) / 2 * 2;
+    std::ofstream(d.path() + "/job4/rank" + std::to_string(r) + ".json")
+        << strided(r, "[" + std::to_string(b) + ", " + std::to_string(b + 1) + ", " + std::to_string(b + 8) + ", " + std::to_string(b + 9) + "]",
+                   1 + b / 2);
+  }
+  const json all4 = run("--trace " + d.path() + "/job4", "all4"), copies4 = run("--trace " + d.path() + "/job4/rank0.json", "copies4");
+  EXPECT_NEAR(copies4["breakdown"]["exposed_communication_s"].get<double>(), all4["breakdown"]["exposed_communication_s"].get<double>(), 1e-9);
+  std::ofstream(d.path() + "/ends.json") << strided(0, "[0, 15]");
+  const json ends = run("--trace " + d.path() + "/ends.json", "ends");
+  ASSERT_TRUE(ends.contains("notes")) << ends.dump();
+  EXPECT_NE(ends["notes"].dump().find("(ranks [0,15]) cannot be laid out over 16 ranks as in the trace"), std::string::npos) << ends["notes"].dump();
 
   fs::create_directories(d.path() + "/a2av");
   fs::create_directories(d.path() + "/a2a");
+  fs::create_directories(d.path() + "/a2a0");
   for (int r = 0; r < 2; ++r)
-    for (const double scale : {1.0, 0.5}) {
+    for (const double scale : {1.0, 0.5, 0.0}) {
       json t = example_trace(r, [&](json& e) {
         auto& a = e["args"];
         a["Collective name"] = "all_to_allv";
@@ -1651,8 +1667,11 @@ TEST(Cli, ReplayKeepsGroupStridesAndTakesAllToAllv) {
         a["Out msg nelems"] = static_cast<long long>(a["Out msg nelems"].get<double>() * s);
         e["name"] = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8(ncclDevComm*, unsigned long, ncclWork*)";
       });
-      std::ofstream(d.path() + (scale == 1.0 ? "/a2a/r" : "/a2av/r") + std::to_string(r) + ".json") << t;
+      std::ofstream(d.path() + (scale == 1.0 ? "/a2a/r" : scale == 0.0 ? "/a2a0/r" : "/a2av/r") + std::to_string(r) + ".json") << t;
     }
+  // A rank that sends nothing (0 elements: no size in the trace) is one of the sizes too.
+  const json zero = run("--trace " + d.path() + "/a2a0", "zero", "composable-falcon4016");
+  EXPECT_EQ(zero["all_to_all_modelled_at_largest_size"].get<int>(), 12);
   auto r = run_cli("run --trace " + d.path() + "/a2av --topology composable-falcon4016 --out " + d.path() + "/v");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("all_to_all(s) moved different amounts on different ranks (all_to_allv)"), std::string::npos) << r.out;

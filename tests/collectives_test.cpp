@@ -465,6 +465,19 @@ TEST(CollectiveCommand, RingsKeepToOneRailWhateverTheSpine) {
   // gpu1 shares gpu0's PCIe switch, hence NIC 0: over PCIe, no PXN.
   r = composim::testing::run_cli("topology " + rail_only + " --route n0.gpu1 n1.gpu0");
   EXPECT_NE(r.out.find("n0.gpu1 -> n0.sw0 -> n0.nic0 -> rail0.leaf0 -> n1.nic0"), std::string::npos) << r.out;
+  // Without P2P there is no PXN, and NCCL sends no GPUDirect through a CPU: over a full
+  // spine the GPU's own NIC; only a rail-only network leaves through the CPU to the rail's.
+  for (const char* taper : {"1", "0"}) {
+    nlohmann::json t = nlohmann::json::parse(std::ifstream(make_cluster(d, "dgx-a100", 2, taper)));
+    for (auto& n : t["nodes"])
+      if (n["type"] == "gpu") n["p2p"] = false;
+    const std::string nop2p = d.write(std::string("nop2p-") + taper + ".json", t.dump());
+    r = composim::testing::run_cli("topology " + nop2p + " --route n0.gpu7 n1.gpu0");
+    EXPECT_NE(r.out.find(taper == std::string("1") ? "n0.gpu7 -> n0.sw3 -> n0.nic7 -> rail7.leaf0 -> core -> rail0.leaf0 -> n1.nic0"
+                                                   : "n0.gpu7 -> n0.sw3 -> n0.cpu1 -> n0.cpu0 -> n0.sw0 -> n0.nic0 -> rail0.leaf0 -> n1.nic0"),
+              std::string::npos)
+        << taper << ": " << r.out;
+  }
   // NIC to NIC across machines: the network alone; between rails of a rail-only network, none.
   r = composim::testing::run_cli("topology " + rail_only + " --route n0.nic0 n1.nic0");
   EXPECT_NE(r.out.find("n0.nic0 -> rail0.leaf0 -> n1.nic0  [network"), std::string::npos) << r.out;

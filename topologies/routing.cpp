@@ -302,6 +302,17 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
         break;
       }
     }
+    if (segments.empty() && a != own && through_cpu) {
+      // No PXN (P2P off, or no NVLink to that NIC's GPU): NCCL does not send GPUDirect
+      // through a CPU (NCCL_NET_GDR_LEVEL defaults to PXB), so the source's own NIC and the
+      // spine, where there is one; through the CPU only on a network without it.
+      auto own_net = bfs(t, own, b, Class::network);
+      if (!own_net.empty()) {
+        a = own;
+        net = std::move(own_net);
+        to_nic = bfs(t, src, own, Class::pcie);
+      }
+    }
     if (segments.empty()) segments = {to_nic};
     segments.push_back(net);
     segments.push_back(bfs(t, b, dst, Class::pcie));
