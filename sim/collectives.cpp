@@ -403,6 +403,8 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
         }
     local_rings.push_back(std::move(rings));
   }
+  // Across machines, ring c's entry (and tree c's head) in each machine: a local position.
+  std::vector<std::vector<size_t>> entry_pos;
   if (machines == 1) {
     s.rings = local_rings.front();
     bool nv = true;
@@ -482,7 +484,7 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       auto it = nic_index.find(topo::nearest_nic(topo_, gpu));
       return it == nic_index.end() ? -1 : it->second;
     };
-    std::vector<std::vector<size_t>> entry_pos(machines);
+    entry_pos.assign(machines, {});
     for (size_t m = 0; m < machines; ++m) {
       const auto& l = local[m];
       std::vector<bool> taken(l.size(), false);
@@ -550,7 +552,10 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     std::vector<int> heads;
     for (size_t m = 0; m < machines; ++m) {
       const auto& l = local[m];
-      const size_t shift = c * l.size() / channels;
+      // Across machines on the rings' rails (their entry GPUs), so that each tree's heads
+      // use one NIC rail in every machine.
+      const bool on_rails = m < entry_pos.size() && c < entry_pos[m].size();
+      const size_t shift = on_rails ? entry_pos[m][c] : c * l.size() / channels;
       std::vector<int> chain;
       for (size_t k = 0; k < l.size(); ++k) chain.push_back(l[(k + shift) % l.size()]);
       for (size_t k = 1; k < chain.size(); ++k) t.edges.emplace_back(chain[k], chain[k - 1]);

@@ -456,6 +456,14 @@ TEST(CollectiveCommand, RingsKeepToOneRailWhateverTheSpine) {
     f = composim::testing::collective_row("--bytes 1G --algo ring --gpus 12 --topology " + topo);
     EXPECT_EQ(f[10], "4") << taper;
     EXPECT_NEAR(std::stod(f[14]) * 1e9, 4 * nic, 1e4) << taper;
+    // Trees take the rings' rails too: the mirror placement (the other socket's 4 GPUs of
+    // machine 1) gives the same bandwidth.
+    const double tree = std::stod(composim::testing::collective_row("--bytes 1G --algo tree --gpus 12 --topology " + topo)[7]);
+    const double mirror = std::stod(composim::testing::collective_row(
+        "--bytes 1G --algo tree --topology " + topo +
+        " --placement n0.gpu0,n0.gpu1,n0.gpu2,n0.gpu3,n0.gpu4,n0.gpu5,n0.gpu6,n0.gpu7,n1.gpu4,n1.gpu5,n1.gpu6,n1.gpu7")[7]);
+    EXPECT_NEAR(mirror, tree, 1e-3 * tree) << taper;
+    EXPECT_GT(tree, 150) << taper;  // 4 rails' worth both ways: 159 GB/s (115 before trees took the rails)
   }
   const std::string rail_only = make_cluster(d, "dgx-a100", 2, "0");
   auto r = composim::testing::run_cli("topology " + rail_only + " --route n0.gpu2 n1.gpu0");
