@@ -403,7 +403,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
                         "-rank run, so the error is the what-if's change from it, not the model's error");
 
   std::printf("composim %s: %d rank(s) on %s, %zu trace(s)\n", kVersion, replay.rank_count(), topology.name().c_str(), ws.size());
-  std::printf("%-22s %14s %14s %9s\n", "iteration", "measured_ms", "predicted_ms", "error_%");
+  std::printf("%-22s %14s %14s %9s\n", "iteration", "measured_ms", "predicted_ms", what_if ? "change_%" : "error_%");
   for (const auto& r : rep.iterations)
     std::printf("%-22s %14.3f %14.3f %+9.2f%s\n", r.name.c_str(), r.measured_s * 1e3, r.predicted_s * 1e3, r.error_pct,
                 r.warmup ? "  (warm-up, excluded)" : r.empty ? "  (no CUDA call, excluded)" : "");
@@ -454,6 +454,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
     std::string traces;
     for (const auto& w : ws) traces += (traces.empty() ? "" : ";") + w.source;
     meta["traces"] = traces;
+    meta["what_if"] = what_if;  // replayed on another rank count than the trace ran on: error_pct is a change, not an error
     meta["composim_version"] = kVersion;
     meta["simgrid_version"] = SIMGRID_VERSION_STRING;
     std::string placement;
@@ -661,9 +662,9 @@ int cmd_import(const std::string& path, const std::string& out, bool out_given) 
   return 0;
 }
 
-int cmd_topology(const std::string& name, const std::string& dot, bool dot_given, const std::vector<std::string>& route_ends) {
+int cmd_topology(const std::string& name, const std::string& p2p, const std::string& dot, bool dot_given, const std::vector<std::string>& route_ends) {
   if (dot_given && dot.empty()) input_error("", "--dot", "expected a file name");
-  topo::Topology t = load_topology(name, "");
+  topo::Topology t = load_topology(name, p2p);
   // Everything is computed before anything is printed or written: a route that cannot be
   // found, or a --dot path that cannot be written, leaves no partial listing.
   std::string text;
@@ -884,11 +885,12 @@ int main(int argc, char** argv) {
   import_cmd->add_option("trace", import_path, "trace file")->required();
   import_cmd->add_option("--out", import_out, "write the IR as JSON to this file");
 
-  std::string topo_name, topo_dot;
+  std::string topo_name, topo_dot, topo_p2p;
   std::vector<std::string> route_ends;
   auto* topo_cmd = app.add_subcommand("topology", "print a topology's nodes, links and routes");
   topo_cmd->add_option("topology", topo_name, "shipped topology name or JSON file")->required();
   topo_cmd->add_option("--dot", topo_dot, "write GraphViz to this file");
+  topo_cmd->add_option("--p2p", topo_p2p, "force GPU peer-to-peer on or off, as run and collective take it")->check(CLI::IsMember({"on", "off"}));
   topo_cmd->add_option("--route", route_ends, "print only the route between two endpoints")->expected(2);
   topo_cmd->add_option("--params", params_files, "model parameter file (repeat to apply several in order)");
   topo_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
@@ -1046,7 +1048,7 @@ int main(int argc, char** argv) {
     if (*p2p_cmd) return cmd_p2p(p2p, sg, p2p_cmd->count("--out") > 0);
     if (*coll_cmd) return cmd_collective(coll, sg, coll_cmd->count("--out") > 0);
     if (*import_cmd) return cmd_import(import_path, import_out, import_cmd->count("--out") > 0);
-    if (*topo_cmd) return cmd_topology(topo_name, topo_dot, topo_cmd->count("--dot") > 0, route_ends);
+    if (*topo_cmd) return cmd_topology(topo_name, topo_p2p, topo_dot, topo_cmd->count("--dot") > 0, route_ends);
     if (*models_cmd) {
       std::fputs(format_models_table(markdown).c_str(), stdout);
       return 0;

@@ -478,6 +478,7 @@ int validate(const ValidateOptions& o) {
       if (!c.skip_reason.empty()) jc["reason"] = c.skip_reason;
       if (!c.run_error.empty()) jc["error"] = c.run_error;
       if (!c.known_gap.empty()) jc["known_gap"] = c.known_gap;
+      if (const std::string pf = case_params_file(c); !pf.empty()) jc["params_file"] = pf;
       json pts = json::array();
       for (const auto& p : c.points) {
         if (!std::isfinite(p.predicted)) continue;

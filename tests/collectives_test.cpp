@@ -486,10 +486,13 @@ TEST(CollectiveCommand, RingsKeepToOneRailWhateverTheSpine) {
               std::string::npos)
         << taper << ": " << r.out;
   }
+  // A GPU and a NIC of another machine: the GPU's NIC, then the network.
+  r = composim::testing::run_cli("topology " + make_cluster(d, "dgx-a100", 2, "1") + " --route n0.gpu0 n1.nic3");
+  EXPECT_NE(r.out.find("n0.gpu0 -> n0.sw0 -> n0.nic0 -> rail0.leaf0 -> core -> rail3.leaf0 -> n1.nic3  [network"), std::string::npos) << r.out;
   // NIC to NIC across machines: the network alone; between rails of a rail-only network, none.
   r = composim::testing::run_cli("topology " + rail_only + " --route n0.nic0 n1.nic0");
   EXPECT_NE(r.out.find("n0.nic0 -> rail0.leaf0 -> n1.nic0  [network"), std::string::npos) << r.out;
-  composim::testing::expect_cli_error("topology " + rail_only + " --route n0.nic0 n1.nic1", "route n0.nic0 -> n1.nic1: no network path between the NICs");
+  composim::testing::expect_cli_error("topology " + rail_only + " --route n0.nic0 n1.nic1", "route n0.nic0 -> n1.nic1: no network path between NICs n0.nic0 and n1.nic1");
 }
 
 // A tree crossing a slow NIC (1 Gb/s instead of 200) gets a small share of the data, in the

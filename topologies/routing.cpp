@@ -322,11 +322,20 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
     finish(t, r);
     return r;
   }
-  if (nodes[src].type == NodeType::nic && nodes[dst].type == NodeType::nic && t.machine_of(src) != t.machine_of(dst)) {
-    // NIC to NIC across machines: the network path alone.
-    auto net = bfs(t, src, dst, Class::network);
-    if (net.empty()) no_route(t, src, dst, "no network path between the NICs");
-    append(t, r, net);
+  if ((nodes[src].type == NodeType::nic || nodes[dst].type == NodeType::nic) && !gpu_pair && t.machine_of(src) != t.machine_of(dst) &&
+      nodes[src].type != NodeType::host && nodes[dst].type != NodeType::host) {
+    // A NIC and a NIC or GPU of another machine: the GPU's nearest NIC, the network.
+    const int a = nodes[src].type == NodeType::nic ? src : nearest_nic(t, src);
+    const int b = nodes[dst].type == NodeType::nic ? dst : nearest_nic(t, dst);
+    if (a < 0 || b < 0) no_route(t, src, dst, "the GPU's machine has no NIC");
+    auto net = bfs(t, a, b, Class::network);
+    if (net.empty()) no_route(t, src, dst, "no network path between NICs " + nodes[a].name + " and " + nodes[b].name);
+    std::vector<std::vector<Hop>> segments;
+    std::vector<int> via;
+    if (a != src) segments.push_back(bfs(t, src, a, Class::pcie)), via.push_back(a);
+    segments.push_back(net);
+    if (b != dst) via.push_back(b), segments.push_back(bfs(t, b, dst, Class::pcie));
+    chain(t, r, segments, via);
     r.network = true;
     finish(t, r);
     return r;
