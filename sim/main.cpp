@@ -940,7 +940,7 @@ int main(int argc, char** argv) {
       ->default_str(val.data_dir);
   val_cmd->add_option("--out", val.out_dir, "write report.csv, report.json and report.png here");
   val_cmd->add_option("-j,--jobs", val.jobs, "cases run at once")->check(CLI::Range(1, 256));
-  val_cmd->add_option("--params", val.params_file, "model parameter file to run every case with");
+  val_cmd->add_option("--params", val.params_files, "model parameter file to run every case with (repeat to apply several in order)");
   val_cmd->add_flag("--strict", val.strict, "exit 1 when any case is outside its tolerance, known gaps included");
 
   sim::CalibrateOptions cal;

@@ -259,7 +259,7 @@ void build_command(Case& c, const ValidateOptions& o) {
   } else {
     input_error(c.file, "run.kind", "unknown kind \"" + kind + "\" (replay, collective, p2p)");
   }
-  if (!o.params_file.empty()) cmd += " --params " + shell_quote(o.params_file);
+  for (const auto& f : o.params_files) cmd += " --params " + shell_quote(f);
   // The case's own parameter file (e.g. another library's latency tables) goes after the
   // one given to validate: it states a fact of the measured system, which a calibration of
   // the defaults does not change.
@@ -317,7 +317,7 @@ int validate(const ValidateOptions& o) {
       input_error(c, "--cases", "no such file or directory");
     }
   }
-  if (!o.params_file.empty()) load_params_file(o.params_file);  // a bad file fails here, once
+  for (const auto& f : o.params_files) check_params_file(f);  // a bad file fails here, once
   ScratchDir scratch("composim-validate-");
   const std::string& tmp = scratch.path;
   std::vector<Case> cases;
@@ -471,7 +471,7 @@ int validate(const ValidateOptions& o) {
     std::string csv = "case,category,point,metric,unit,measured,predicted,error_pct,tolerance_pct,within,status\n";
     json report;
     report["summary"] = summary;
-    report["params_file"] = o.params_file;
+    report["params_files"] = o.params_files;
     report["cases"] = json::array();
     for (const auto& c : cases) {
       json jc = {{"name", c.name}, {"file", c.file}, {"category", c.category}, {"status", c.status}, {"source", c.doc["source"]}};
@@ -561,7 +561,7 @@ std::map<long long, std::map<std::string, std::string>> run_case(Case& c, const 
   ValidateOptions vo;
   vo.composim = o.composim;
   vo.data_dir = o.data_dir;
-  vo.params_file = params;
+  if (!params.empty()) vo.params_files = {params};
   c.work_dir = dir;
   build_command(c, vo);
   const int rc = std::system(c.command.c_str());

@@ -24,7 +24,7 @@ struct ValidateOptions {
   std::string category;            // empty: all
   std::string data_dir;            // ../shared/data
   std::string out_dir;             // empty: no files
-  std::string params_file;         // passed to every case's run
+  std::vector<std::string> params_files;  // passed to every case's run, in order
   std::string composim;            // this executable
   int jobs = 2;
   bool strict = false;             // known gaps outside their tolerance fail the run too

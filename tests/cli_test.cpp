@@ -1750,6 +1750,11 @@ TEST(Cli, RcclParamsFileAndRepeatedParams) {
   c["run"]["params"] = "no-such-params.json";
   const auto bad = d.write("bad-case.json", c.dump());
   composim::testing::expect_cli_error("validate --cases " + q(bad) + " --data " + q(d.path()), bad + ": run.params: no such file");
+  // validate takes several parameter files too, and checks each before any case runs.
+  const auto typo = d.write("typo.json", R"({"params": {"collective.base_latency_ring_LL_z": 1e-6}})");
+  composim::testing::expect_cli_error("validate --cases " + q(source_dir() + "/validation/cases/rccl-2gpu-one-pcie-switch.json") + " --params " +
+                                          q(rccl) + " --params " + q(typo) + " --data " + q(d.path()),
+                                      typo + ": params.collective.base_latency_ring_LL_z: unknown model parameter");
   c["run"]["params"] = rccl;
   const auto fit = d.write("fit-case.json", c.dump());
   composim::testing::expect_cli_error("calibrate --fit " + q(fit) + " --data " + q(d.path()) + " --out " + q(d.path() + "/f.json"),
