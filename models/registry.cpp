@@ -54,10 +54,8 @@ double param(const std::string& qualified_name) {
   return it->second;
 }
 
-void load_params_file(const std::string& path) { read_params_file(path, true); }
-
-void check_params_file(const std::string& path) { read_params_file(path, false); }
-
+namespace {
+// A parameter file's checks, and its values applied if `apply`.
 void read_params_file(const std::string& path, bool apply) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) input_error(path, "", "is a directory, not a parameter file");
@@ -76,10 +74,14 @@ void read_params_file(const std::string& path, bool apply) {
   for (auto it = doc["params"].begin(); it != doc["params"].end(); ++it) {
     if (!store().values.count(it.key())) input_error(path, "params." + it.key(), "unknown model parameter (see `composim list-models`)");
     if (!it->is_number() || !std::isfinite(it->get<double>())) input_error(path, "params." + it.key(), "expected a number");
-    check_param(it.key(), it->get<double>(), path, "params." + it.key());
-    if (apply) set_param(it.key(), it->get<double>(), path, "params." + it.key());
+    (apply ? set_param : check_param)(it.key(), it->get<double>(), path, "params." + it.key());
   }
 }
+}  // namespace
+
+void load_params_file(const std::string& path) { read_params_file(path, true); }
+
+void check_params_file(const std::string& path) { read_params_file(path, false); }
 
 void set_param(const std::string& name, double v, const std::string& origin, const std::string& where) {
   check_param(name, v, origin, where);

@@ -51,8 +51,6 @@ void load_params_file(const std::string& path);
 
 // check_params_file(): the checks of load_params_file() without applying the values.
 void check_params_file(const std::string& path);
-// read_params_file(): both, applying the values only if `apply`.
-void read_params_file(const std::string& path, bool apply);
 
 // set_param()
 //

@@ -616,9 +616,8 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     // NCCL runs every searched channel twice (ncclTopoPostset: "Duplication should be
     // complete now", nChannels * 2, at most MAXCHANNELS = 32), the copy on the mirrored tree
     // (connectTrees): the tree and its twin, one channel each.
-    const int searched = static_cast<int>(s.trees.size());
-    s.tree_channels = std::min(kMaxChannels, 2 * searched);
-    const double per_orientation = static_cast<double>(s.tree_channels) / (2.0 * searched);
+    s.tree_channels = std::min(kMaxChannels, 2 * static_cast<int>(s.trees.size()));
+    const double per_orientation = s.channels_per_orientation();
     // The first chunk's trip: each hop at one channel's share of its route, shared with the
     // hops of the same phase (up or down) of every channel that crosses the same resource.
     // All channels start together and, at one chunk per channel, move in step: going up,
@@ -963,7 +962,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       // first chunk's trip.
       // Per tree: its channels carry its share of the data (the flows' split), so a slow
       // tree's chunks are as small as its share.
-      const double per_orientation = static_cast<double>(s.tree_channels) / (2.0 * static_cast<double>(s.trees.size()));
+      const double per_orientation = s.channels_per_orientation();
       for (const auto& t : s.trees) {
         const double channel_Bps = t.bandwidth_Bps / (2 * per_orientation);
         const double chunk = std::min(collective::tree_simple_chunk_B(), in_bytes * (t.bandwidth_Bps / s.tree_bw) / (2 * per_orientation));

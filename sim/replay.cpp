@@ -275,6 +275,46 @@ std::string human_bytes(double b) {
   return buf;
 }
 
+// A replicated trace's process group laid out over `nranks` ranks: the group's offsets from
+// its lowest rank ([0, 8]; [0, 1, 8, 9]) placed from each rank not yet in a group, lowest
+// first, so that they tile the ranks ({r mod 8, r mod 8 + 8} of each 16). Each rank's group
+// and the groups' members; empty if the layout does not tile the ranks ([0, 15] of 16).
+struct GroupLayout {
+  std::vector<int> group_of;
+  std::vector<std::vector<int>> groups;
+};
+
+std::optional<GroupLayout> tile_groups(const std::vector<int>& ranks, int nranks) {
+  std::vector<int> offsets = ranks;
+  std::sort(offsets.begin(), offsets.end());
+  for (size_t k = offsets.size(); k-- > 0;) offsets[k] -= offsets[0];
+  GroupLayout t;
+  t.group_of.assign(static_cast<size_t>(nranks), -1);
+  for (int base = 0; base < nranks; ++base) {
+    if (t.group_of[static_cast<size_t>(base)] >= 0) continue;
+    std::vector<int> g;
+    for (int o : offsets) {
+      const long long m = static_cast<long long>(base) + o;
+      if (m >= nranks || t.group_of[static_cast<size_t>(m)] >= 0) return std::nullopt;
+      g.push_back(static_cast<int>(m));
+    }
+    for (int m : g) t.group_of[static_cast<size_t>(m)] = static_cast<int>(t.groups.size());
+    t.groups.push_back(std::move(g));
+  }
+  return t;
+}
+
+// Groups of `size` consecutive ranks (nranks a multiple of it).
+GroupLayout consecutive_groups(int nranks, int size) {
+  GroupLayout t;
+  for (int m = 0; m < nranks; ++m) {
+    if (m % size == 0) t.groups.emplace_back();
+    t.groups.back().push_back(m);
+    t.group_of.push_back(m / size);
+  }
+  return t;
+}
+
 }  // namespace
 
 struct Replay::Impl {
@@ -312,14 +352,9 @@ struct Replay::Impl {
   };
   std::vector<Instance> instances;
   std::vector<std::vector<std::int32_t>> instance_of;  // [rank][collective index] -> instance
-  // A replicated trace's process group laid out over the replay's ranks, per (workload,
-  // communicator): each rank's group, and the groups' members.
-  struct Tiling {
-    bool tiled = false;
-    std::vector<int> group_of;
-    std::vector<std::vector<int>> groups;
-  };
-  std::map<std::pair<int, long long>, Tiling> tilings;
+  // A replicated trace's process groups laid out over the replay's ranks, per (workload,
+  // communicator).
+  std::map<std::pair<int, long long>, GroupLayout> layouts;
   std::set<std::string> notes;  // said once each, in the run's notes
 
   // Run state.
@@ -576,40 +611,18 @@ void Replay::Impl::match_collectives() {
         // its size: the replicas are whole copies of it, so --ranks must be a multiple. One
         // rank alone runs every collective as a local copy.
         const int group_size = world || nranks == 1 ? nranks : static_cast<int>(comm.ranks.size());
-        // The replicas' groups have the trace's layout: its group's offsets from its lowest
-        // rank ([0, 8]: a data-parallel group across the tensor-parallel ranks of 2
-        // machines; [0, 1, 8, 9]), placed from each rank not yet in a group, lowest first,
-        // so that they tile the ranks ({r mod 8, r mod 8 + 8} of each 16). A layout that
-        // does not tile them ([0, 15] of 16) falls back to contiguous groups of its size,
-        // with a note.
+        // The replicas' groups have the trace's layout (tile_groups(): [0, 8] is a
+        // data-parallel group across the tensor-parallel ranks of 2 machines). A layout
+        // that does not tile the ranks ([0, 15] of 16) falls back to consecutive groups of
+        // its size, with a note.
         if (world || nranks == 1) {
           for (int m = 0; m < nranks; ++m) members.push_back(m);
         } else {
           const auto key = std::make_pair(rank_workload[r], static_cast<long long>(c.communicator));
-          auto tiling = tilings.find(key);
-          if (tiling == tilings.end()) {
-            Tiling t;
-            std::vector<int> offsets(comm.ranks.begin(), comm.ranks.end());
-            std::sort(offsets.begin(), offsets.end());
-            for (size_t k = offsets.size(); k-- > 0;) offsets[k] -= offsets[0];
-            t.group_of.assign(static_cast<size_t>(nranks), -1);
-            t.tiled = nranks > 1;
-            for (int base = 0; base < nranks && t.tiled; ++base) {
-              if (t.group_of[base] >= 0) continue;
-              std::vector<int> g;
-              for (int o : offsets) {
-                const long long m = static_cast<long long>(base) + o;
-                if (m >= nranks || t.group_of[static_cast<size_t>(m)] >= 0) {
-                  t.tiled = false;
-                  break;
-                }
-                g.push_back(static_cast<int>(m));
-              }
-              if (!t.tiled) break;
-              for (int m : g) t.group_of[static_cast<size_t>(m)] = static_cast<int>(t.groups.size());
-              t.groups.push_back(std::move(g));
-            }
-            if (!t.tiled) {
+          auto layout = layouts.find(key);
+          if (layout == layouts.end()) {
+            auto tiled = tile_groups(comm.ranks, nranks);
+            if (!tiled) {
               if (nranks % group_size != 0)
                 input_error(w.source, "communicator \"" + comm.name + "\"",
                             "has " + std::to_string(group_size) + " of the trace's " + std::to_string(w.world_size) + " ranks, and " +
@@ -618,17 +631,12 @@ void Replay::Impl::match_collectives() {
               notes.insert(w.source + ": communicator \"" + comm.name + "\" (ranks [" + rank_list(comm.ranks) + "]) cannot be laid out over " +
                            std::to_string(nranks) + " ranks as in the trace: its copies are groups of " + std::to_string(group_size) +
                            " consecutive ranks");
-              t.groups.clear();
-              for (int m = 0; m < nranks; ++m) {
-                if (m % group_size == 0) t.groups.emplace_back();
-                t.groups.back().push_back(m);
-                t.group_of[static_cast<size_t>(m)] = m / group_size;
-              }
+              tiled = consecutive_groups(nranks, group_size);
             }
-            tiling = tilings.emplace(key, std::move(t)).first;
+            layout = layouts.emplace(key, std::move(*tiled)).first;
           }
-          block = tiling->second.group_of[static_cast<size_t>(r)];
-          members = tiling->second.groups[static_cast<size_t>(block)];
+          block = layout->second.group_of[static_cast<size_t>(r)];
+          members = layout->second.groups[static_cast<size_t>(block)];
         }
       } else if (comm.ranks.empty()) {
         for (int m = 0; m < nranks; ++m) members.push_back(m);

@@ -46,6 +46,7 @@ struct Case {
   json doc;
   std::vector<Point> points;
   std::string command, work_dir;
+  std::string params_file;  // the case's own parameter file ("run": {"params": ...}), checked; "" if none
   std::string status;  // pass, fail, skipped, known gap, known gap closed, error
 };
 
@@ -212,7 +213,6 @@ void load_measured(Case& c, const std::string& data) {
   }
 }
 
-// The composim command line that produces the case's predictions into c.work_dir.
 // The parameter file a case's run names ("run": {"params": FILE}, relative to the case
 // file), or "" if none; an error if it is not a string or the file does not exist.
 std::string case_params_file(const Case& c) {
@@ -227,6 +227,7 @@ std::string case_params_file(const Case& c) {
   return pf;
 }
 
+// The composim command line that produces the case's predictions into c.work_dir.
 void build_command(Case& c, const ValidateOptions& o) {
   const json& run = need(c.doc, "run", c, "top level");
   const std::string kind = need_str(run, "kind", c, "run");
@@ -263,7 +264,7 @@ void build_command(Case& c, const ValidateOptions& o) {
   // The case's own parameter file (e.g. another library's latency tables) goes after the
   // one given to validate: it states a fact of the measured system, which a calibration of
   // the defaults does not change.
-  if (const std::string pf = case_params_file(c); !pf.empty()) cmd += " --params " + shell_quote(pf);
+  if (!c.params_file.empty()) cmd += " --params " + shell_quote(c.params_file);
   c.command = cmd + args + " --out " + shell_quote(c.work_dir) + " >" + shell_quote(c.work_dir + ".log") + " 2>&1";
 }
 
@@ -345,7 +346,7 @@ int validate(const ValidateOptions& o) {
     if (c.doc.contains("known_gap")) c.known_gap = c.doc["known_gap"].get<std::string>();
     if (!o.category.empty() && c.category != o.category) continue;
     c.work_dir = tmp + "/" + std::to_string(cases.size());
-    case_params_file(c);  // a bad one is an error with or without the data
+    c.params_file = case_params_file(c);  // a bad one is an error with or without the data
     load_measured(c, o.data_dir);
     if (c.skip_reason.empty()) build_command(c, o);
     if (!c.skip_reason.empty()) c.command.clear();
@@ -478,7 +479,7 @@ int validate(const ValidateOptions& o) {
       if (!c.skip_reason.empty()) jc["reason"] = c.skip_reason;
       if (!c.run_error.empty()) jc["error"] = c.run_error;
       if (!c.known_gap.empty()) jc["known_gap"] = c.known_gap;
-      if (const std::string pf = case_params_file(c); !pf.empty()) jc["params_file"] = pf;
+      if (!c.params_file.empty()) jc["params_file"] = c.params_file;
       json pts = json::array();
       for (const auto& p : c.points) {
         if (!std::isfinite(p.predicted)) continue;
@@ -548,7 +549,8 @@ Case load_case_file(const std::string& file, const std::string& data) {
   c.category = need_str(c.doc, "category", c, "top level");
   if (c.category != "collective" || need_str(need(c.doc, "run", c, "top level"), "kind", c, "run") != "collective")
     input_error(file, "run.kind", "calibration uses collective sweeps only");
-  if (!case_params_file(c).empty())
+  c.params_file = case_params_file(c);
+  if (!c.params_file.empty())
     input_error(file, "run.params", "a case with its own parameter file cannot be calibrated: its values would replace the fitted ones");
   load_measured(c, data);
   if (!c.skip_reason.empty()) input_error(file, "measured", c.skip_reason);
