@@ -113,7 +113,7 @@ std::pair<std::vector<int>, std::map<int, std::vector<int>>> CollectivePlanner::
 
 const topo::Route& CollectivePlanner::route(int a, int b) {
   auto it = routes_.find({a, b});
-  if (it == routes_.end()) it = routes_.emplace(std::make_pair(a, b), topo::route(topo_, a, b, /*nccl_paths=*/true)).first;
+  if (it == routes_.end()) it = routes_.emplace(std::make_pair(a, b), topo::route(topo_, a, b, /*nccl_paths=*/true, pxn_proxies_.empty() ? nullptr : &pxn_proxies_)).first;
   return it->second;
 }
 

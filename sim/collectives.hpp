@@ -125,7 +125,9 @@ unsigned parse_algorithm_list(const std::string& text);
 
 class CollectivePlanner {
  public:
-  explicit CollectivePlanner(const topo::Topology& t) : topo_(t) {}
+  // `pxn_proxies`: the GPUs that may relay PXN traffic, by node (topo::pxn_proxies_of() of
+  // the job's GPUs); empty: any GPU. The Platform that runs the plans takes the same.
+  explicit CollectivePlanner(const topo::Topology& t, std::vector<char> pxn_proxies = {}) : topo_(t), pxn_proxies_(std::move(pxn_proxies)) {}
 
   // plan()
   //
@@ -216,6 +218,7 @@ class CollectivePlanner {
   double shm_step_s(int a, int b);  // per-step wait of an SHM hop (0 if the route is not SHM)
 
   const topo::Topology& topo_;
+  std::vector<char> pxn_proxies_;
   std::map<std::pair<int, int>, topo::Route> routes_;
   std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> resources_;
   std::map<std::vector<int>, Structure> structures_;

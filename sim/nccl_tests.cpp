@@ -111,7 +111,9 @@ struct Runner {
 }  // namespace
 
 std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) {
-  CollectivePlanner planner(t);
+  // Only the communicator's GPUs relay PXN traffic (NCCL's proxy is a rank).
+  const std::vector<char> proxies = topo::pxn_proxies_of(t, o.gpus);
+  CollectivePlanner planner(t, proxies);
   Runner run{t, o, {}, {}, nullptr, 0, 0, 0, {}, {}};
   const int n = static_cast<int>(o.gpus.size());
   for (double size : o.sizes_B) {
@@ -215,7 +217,7 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
         for (const auto& f : run.plans[i].flows) mine.emplace(f.src, f.dst);
         run.plans = {run.plans[i]};
         run.rows = {run.rows[i]};
-        run.platform = std::make_unique<Platform>(t, std::vector<std::pair<int, int>>(mine.begin(), mine.end()));
+        run.platform = std::make_unique<Platform>(t, std::vector<std::pair<int, int>>(mine.begin(), mine.end()), true, &proxies);
         sg4::Activity::on_completion_cb([&run](const sg4::Activity&) { run.flow_done(); });
         simgrid::kernel::timer::Timer::set(0.0, [&run] { run.start(0); });
         sg4::Engine::get_instance()->run();

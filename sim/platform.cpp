@@ -19,7 +19,9 @@ void configure_engine() {
   sg4::Engine::set_config("network/crosstraffic:0");
 }
 
-Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs, bool nccl_paths) : topo_(t) {
+Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs, bool nccl_paths,
+                   const std::vector<char>* pxn_proxies)
+    : topo_(t) {
   auto* zone = sg4::create_full_zone(t.name());
   const auto& nodes = t.nodes();
   hosts_.assign(nodes.size(), nullptr);
@@ -37,7 +39,7 @@ Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int
   for (auto [src, dst] : pairs) {
     if (src == dst) continue;
     if (routes_.count({src, dst})) continue;
-    topo::Route r = topo::route(t, src, dst, nccl_paths);
+    topo::Route r = topo::route(t, src, dst, nccl_paths, pxn_proxies);
     std::vector<sg4::LinkInRoute> path;
     auto add_memory = [&](int h) {
       if (memory[h]) path.emplace_back(memory[h]);

@@ -38,8 +38,10 @@ class Platform {
  public:
   // `pairs`: (src, dst) endpoint node pairs to route (directed).
   // `nccl_paths`: GPU pairs may route as NCCL does (NVLink through an intermediate GPU);
-  // false for plain CUDA copies.
-  Platform(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs, bool nccl_paths = true);
+  // false for plain CUDA copies. `pxn_proxies`: the GPUs that may relay PXN traffic (the
+  // job's; topo::route()), nullptr for any.
+  Platform(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs, bool nccl_paths = true,
+           const std::vector<char>* pxn_proxies = nullptr);
 
   simgrid::s4u::Host* host_of(int node) const { return hosts_.at(node); }
 

@@ -896,7 +896,9 @@ ReplayResult Replay::run() {
     needed.emplace(a, h);
     needed.emplace(h, a);
   }
-  CollectivePlanner planner(m.topo);
+  // The job's GPUs relay PXN traffic; a communicator's may be relayed by a rank outside it.
+  const std::vector<char> proxies = topo::pxn_proxies_of(m.topo, m.rank_gpu);
+  CollectivePlanner planner(m.topo, proxies);
   for (auto& inst : m.instances) {
     if (inst.in_bytes <= 0 || inst.members.size() <= 1) continue;
     std::vector<int> ranks;
@@ -921,7 +923,7 @@ ReplayResult Replay::run() {
     for (const auto& f : inst.plan.flows) needed.emplace(f.src, f.dst);
   }
   std::vector<std::pair<int, int>> pairs(needed.begin(), needed.end());
-  m.platform = std::make_unique<Platform>(m.topo, pairs);
+  m.platform = std::make_unique<Platform>(m.topo, pairs, true, &proxies);
   m.link_bytes.assign(m.topo.links().size(), {0.0, 0.0});
   m.bins_of.assign(2 * m.topo.links().size(), -1);
   sg4::Activity::on_completion_cb([&m](const sg4::Activity& a) { m.on_comm_done(a); });

@@ -495,6 +495,25 @@ TEST(CollectiveCommand, RingsKeepToOneRailWhateverTheSpine) {
   composim::testing::expect_cli_error("topology " + rail_only + " --route n0.nic0 n1.nic1", "route n0.nic0 -> n1.nic1: no network path between NICs n0.nic0 and n1.nic1");
 }
 
+// NCCL's PXN proxy is a rank of the communicator: a GPU outside the job relays nothing. On 2
+// DGX A100 with a 4:1 spine (each rail's leaf has 2 x 200 Gb/s down, 100 Gb/s up), n0.gpu2
+// (rail 2) and n1.gpu0 (rail 0) alone cross the spine: 100 Gb/s x 64/66 = 12.12 GB/s, where
+// relaying through n0.gpu0 (rail 0) had given them 24.24. With the rail-0 and rail-2 GPUs of
+// both machines in the job, the ring keeps to its rails: 2 NICs.
+TEST(CollectiveCommand, PxnRelaysOnlyThroughTheJobsGpus) {
+  composim::testing::TempDir d;
+  const double nic = 200e9 / 8 * 64 / 66;
+  const std::string tapered = make_cluster(d, "dgx-a100", 2, "0.25");
+  ASSERT_FALSE(tapered.empty());
+  auto f = composim::testing::collective_row("--op all_gather --bytes 1G --placement n0.gpu2,n1.gpu0 --topology " + tapered);
+  EXPECT_NEAR(std::stod(f[14]) * 1e9, 0.25 * 2 * nic, 1e4);
+  f = composim::testing::collective_row("--op all_gather --bytes 1G --placement n0.gpu0,n0.gpu2,n1.gpu0,n1.gpu2 --topology " + tapered);
+  EXPECT_NEAR(std::stod(f[14]) * 1e9, 2 * nic, 1e4);
+  // The route alone (no job) may still relay through any GPU.
+  auto r = composim::testing::run_cli("topology " + tapered + " --route n0.gpu2 n1.gpu0");
+  EXPECT_NE(r.out.find("n0.gpu2 -> n0.nvswitch -> n0.gpu0 -> n0.sw0 -> n0.nic0"), std::string::npos) << r.out;
+}
+
 // A tree crossing a slow NIC (1 Gb/s instead of 200) gets a small share of the data, in the
 // flows and in the pipeline fill alike: its chunks are as small as its share, so the
 // all-reduce stays near the healthy one (the fill had used the slow tree's trip with an even

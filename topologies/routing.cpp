@@ -177,7 +177,7 @@ int nearest_nic(const Topology& t, int gpu) {
   return cached;
 }
 
-Route route(const Topology& t, int src, int dst, bool nccl_paths) {
+Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vector<char>* pxn_proxies) {
   const auto& nodes = t.nodes();
   if (!nodes[src].is_endpoint() || !nodes[dst].is_endpoint())
     no_route(t, src, dst, "routes join endpoints (gpu, nic, host), not transit nodes");
@@ -294,18 +294,21 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
     if (a != own && through_cpu && t.p2p_enabled() && nodes[src].p2p) {
       for (int g : t.gpus()) {
         if (g == src || t.machine_of(g) != t.machine_of(src) || nearest_nic(t, g) != a || !nodes[g].p2p) continue;
+        if (pxn_proxies && (static_cast<size_t>(g) >= pxn_proxies->size() || !(*pxn_proxies)[g])) continue;
         auto nv = bfs(t, src, g, Class::nvlink);
         if (nv.empty()) continue;
         segments = {nv, bfs(t, g, a, Class::pcie)};
         via = {g};
         r.pxn = true;
+        r.pxn_proxy = g;
         break;
       }
     }
     if (segments.empty() && a != own && through_cpu) {
-      // No PXN (P2P off, or no NVLink to that NIC's GPU): NCCL does not send GPUDirect
-      // through a CPU (NCCL_NET_GDR_LEVEL defaults to PXB), so the source's own NIC and the
-      // spine, where there is one; through the CPU only on a network without it.
+      // No PXN (P2P off, no NVLink to that NIC's GPU, or that GPU is not one of the job's):
+      // NCCL does not send GPUDirect through a CPU (NCCL_NET_GDR_LEVEL defaults to PXB), so
+      // the source's own NIC and the spine, where there is one; through the CPU only on a
+      // network without it.
       auto own_net = bfs(t, own, b, Class::network);
       if (!own_net.empty()) {
         a = own;
@@ -382,6 +385,12 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths) {
   if (nodes[dst].type == NodeType::host) r.memory_hosts.push_back(dst);
   finish(t, r);
   return r;
+}
+
+std::vector<char> pxn_proxies_of(const Topology& t, const std::vector<int>& gpus) {
+  std::vector<char> mask(t.nodes().size(), 0);
+  for (int g : gpus) mask.at(g) = 1;
+  return mask;
 }
 
 std::string describe(const Topology& t, const Route& r) {

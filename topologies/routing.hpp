@@ -13,7 +13,8 @@
 //   path to the destination's NIC (the peer's rail, without the spine), the route leaves
 //   through it, as NCCL does (rings and trees keep to one NIC per machine; point-to-point
 //   uses PXN): over PCIe unless that crosses a CPU, then over NVLink to the GPU nearest
-//   that NIC (`pxn`).
+//   that NIC (`pxn`), which must be one of the job's GPUs when the caller says which they
+//   are (NCCL's PXN proxy is a rank).
 // * GPU to host memory, host memory to GPU: the PCIe path through every switch on it.
 // GPUs and NICs are endpoints and never transit nodes.
 #pragma once
@@ -40,6 +41,7 @@ struct Route {
   bool nvb = false;              // NVLink through an intermediate GPU (NCCL's PATH_NVB)
   bool network = false;          // crosses machines over NICs and the network
   bool pxn = false;              // ... leaving through a GPU on the peer's rail over NVLink
+  int pxn_proxy = -1;            // that GPU (node index), -1 without PXN
   double bottleneck_Bps = 0;     // min over links and crossed memories
   double latency_s = 0;          // links + transit nodes + root complexes of memory hosts
 
@@ -59,7 +61,14 @@ int nearest_nic(const Topology& t, int gpu);
 //
 // The route between two endpoint nodes (GPU, NIC or host). Throws InputError naming both
 // when there is none, or when an endpoint is a transit-only node.
-Route route(const Topology& t, int src, int dst, bool nccl_paths = false);
+// `pxn_proxies`: indexed by node, non-zero for the GPUs that may relay another GPU's
+// traffic to its NIC (PXN): the job's GPUs, since NCCL's proxy is a rank of the
+// communicator. Without one of them on the peer's rail, the source's own NIC (and the
+// spine) carries it. nullptr: any GPU of the machine may relay.
+Route route(const Topology& t, int src, int dst, bool nccl_paths = false, const std::vector<char>* pxn_proxies = nullptr);
+
+// The `pxn_proxies` mask of route() for a job on `gpus` (node indices).
+std::vector<char> pxn_proxies_of(const Topology& t, const std::vector<int>& gpus);
 
 // Human-readable one-line description: "gpu0 -> sw0 -> gpu1 [PCIe P2P, 14.40 GB/s, 0.150 us]".
 std::string describe(const Topology& t, const Route& r);
