@@ -326,6 +326,57 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
   return best_rings;
 }
 
+// The slowest leaf-to-root path up plus the slowest root-to-leaf path down of a tree given
+// as (child, parent) edges, each hop costing cost(from, to, phase) (phase 0 up, 1 down).
+static double up_down_s(const std::vector<std::pair<int, int>>& edges, const std::function<double(int, int, int)>& cost) {
+  std::map<int, std::vector<int>> children;
+  std::set<int> has_parent;
+  for (auto [child, parent] : edges) {
+    children[parent].push_back(child);
+    has_parent.insert(child);
+  }
+  std::function<std::pair<double, double>(int)> walk = [&](int v) {
+    std::pair<double, double> worst{0, 0};
+    auto it = children.find(v);
+    if (it == children.end()) return worst;
+    for (int c : it->second) {
+      const auto below = walk(c);
+      worst.first = std::max(worst.first, below.first + cost(c, v, 0));
+      worst.second = std::max(worst.second, cost(v, c, 1) + below.second);
+    }
+    return worst;
+  };
+  double worst = 0;
+  for (const auto& [v, kids] : children)
+    if (!has_parent.count(v)) {
+      const auto [up, down] = walk(v);
+      worst = std::max(worst, up + down);
+    }
+  return worst;
+}
+
+// What SHM hops add to a ring's `steps` steps: each step waits on the hop it crosses, the
+// steps going round the ring; the slowest starting hop.
+static double ring_shm_wait_s(const std::vector<std::vector<double>>& rings, int steps) {
+  double worst = 0;
+  for (const auto& w : rings) {
+    const size_t n = w.size();
+    double total = 0;
+    for (double x : w) total += x;
+    const double full = static_cast<double>(steps / static_cast<int>(n)) * total;
+    const size_t rest = static_cast<size_t>(steps) % n;
+    double window = 0, best = 0;
+    for (size_t i = 0; i < rest; ++i) window += w[i];
+    best = window;
+    for (size_t start = 1; start < n && rest > 0; ++start) {
+      window += w[(start + rest - 1) % n] - w[start - 1];
+      best = std::max(best, window);
+    }
+    worst = std::max(worst, full + best);
+  }
+  return worst;
+}
+
 const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vector<int>& gpus) {
   auto it = structures_.find(gpus);
   if (it != structures_.end()) return it->second;
@@ -537,8 +588,12 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     }
   }
   for (const auto& r : s.rings) s.ring_bw += r.bandwidth_Bps;
-  for (const auto& r : s.rings)
-    for (size_t i = 0; i < r.order.size(); ++i) s.ring_shm_step_s = std::max(s.ring_shm_step_s, shm_step_s(r.order[i], r.order[(i + 1) % r.order.size()]));
+  for (const auto& r : s.rings) {
+    std::vector<double> waits(r.order.size());
+    bool any = false;
+    for (size_t i = 0; i < r.order.size(); ++i) any = (waits[i] = shm_step_s(r.order[i], r.order[(i + 1) % r.order.size()])) > 0 || any;
+    if (any) s.ring_shm_waits.push_back(std::move(waits));
+  }
 
   // Trees: one per ring channel (at least one), each a chain through every machine's local
   // order and a binary tree between machines.
@@ -602,8 +657,8 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     }
   }
   for (const auto& t : s.trees)
-    for (auto [child, parent] : t.edges)
-      s.tree_shm_step_s = std::max({s.tree_shm_step_s, shm_step_s(child, parent), shm_step_s(parent, child)});
+    for (const auto* edges : {&t.edges, &t.twin_edges})
+      s.tree_shm_wait_s = std::max(s.tree_shm_wait_s, up_down_s(*edges, [&](int a, int b, int) { return shm_step_s(a, b); }));
   // The network plugin's latency: that of the NICs the rings and trees cross.
   for (const auto& r : s.rings)
     for (size_t i = 0; i < r.order.size(); ++i)
@@ -635,31 +690,7 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       return 1.0 / (rate * indirect_factor(a, b));
     };
     for (auto& t : s.trees)
-      for (const auto* edges : {&t.edges, &t.twin_edges}) {
-        std::map<int, std::vector<int>> children;
-        std::set<int> has_parent;
-        for (auto [child, parent] : *edges) {
-          children[parent].push_back(child);
-          has_parent.insert(child);
-        }
-        // Slowest leaf-to-root trip up plus slowest root-to-leaf trip down (depth-first).
-        std::function<std::pair<double, double>(int)> trip = [&](int v) {
-          std::pair<double, double> worst{0, 0};
-          auto it = children.find(v);
-          if (it == children.end()) return worst;
-          for (int c : it->second) {
-            const auto below = trip(c);
-            worst.first = std::max(worst.first, below.first + hop_s_per_B(c, v, 0));
-            worst.second = std::max(worst.second, hop_s_per_B(v, c, 1) + below.second);
-          }
-          return worst;
-        };
-        for (const auto& [v, kids] : children)
-          if (!has_parent.count(v)) {
-            const auto [up, down] = trip(v);
-            t.trip_s_per_B = std::max(t.trip_s_per_B, up + down);
-          }
-      }
+      for (const auto* edges : {&t.edges, &t.twin_edges}) t.trip_s_per_B = std::max(t.trip_s_per_B, up_down_s(*edges, hop_s_per_B));
   }
   return structures_.emplace(gpus, std::move(s)).first->second;
 }
@@ -936,7 +967,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.channels = channels;
     p.bandwidth_Bps = s.ring_bw;
     p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::ring, false, &p.hop_steps) +
-                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + sched.steps * s.ring_shm_step_s;
+                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + ring_shm_wait_s(s.ring_shm_waits, sched.steps);
     p.processing_s = collective::achieved_processing_s(p.protocol, s.nvlink_generation, sched.bytes_per_rank);
     p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;
     p.steps = sched.steps;
@@ -952,7 +983,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.channels = s.tree_channels;
     p.bandwidth_Bps = s.tree_bw;
     p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::tree, false, &p.hop_steps) +
-                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + 2 * s.tree_depth * s.tree_shm_step_s;
+                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + s.tree_shm_wait_s;
     p.processing_s = collective::achieved_processing_s(p.protocol, s.nvlink_generation, 2 * in_bytes);  // up and down the tree
     p.steps = 2 * s.tree_depth;
     if (p.protocol == Protocol::simple && !s.trees.empty()) {

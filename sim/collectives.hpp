@@ -172,7 +172,11 @@ class CollectivePlanner {
     int nvlink_generation = 0;  // NVLink generation of the rings when their GPUs are that generation's family; else 0
     int machines = 1;
     int compute_capability = 80;  // lowest of the members' GPUs
-    double ring_shm_step_s = 0, tree_shm_step_s = 0;  // per-step wait of SHM hops (0 if none)
+    // What SHM hops add to the latency (shm_step_s() of each hop a step crosses; 0 if
+    // none): per ring hop, in ring order, for the ring's steps (ring_shm_wait_s()); for the
+    // trees, the slowest leaf-to-root path up plus the slowest root-to-leaf path down.
+    std::vector<std::vector<double>> ring_shm_waits;
+    double tree_shm_wait_s = 0;
     bool intra_nvlink = true;                 // every machine's rings are direct NVLink (no NVB hop)
     bool intra_nvb = false;                   // some ring hop goes through an intermediate GPU (NVB)
     bool intra_any_nvlink = true;             // every machine's ring hops are NVLink, direct or NVB

@@ -605,6 +605,14 @@ TEST(CollectiveCommand, ShmStepsWaitAReadRoundTrip) {
   EXPECT_NEAR(std::stod(f[5]), 3.6 + 2 * 1.0 + 2 * 2 * 2.4 + 2.4, 0.01);
   // The same GPUs with P2P through the sockets allowed would not pay it: a direct route.
   EXPECT_LT(std::stod(composim::testing::collective_row("--bytes 8 --topology pcie-8gpu-gen3 --placement gpu0,gpu1")[5]), 11.0);
+  // Each step waits on its own hop, not on the slowest: with P2P off, gpu0 -> gpu1 -> gpu4
+  // -> gpu5 -> gpu0 alternates hops through one socket's memory (1.3 us one way) and across
+  // the sockets (2.4 us). The all-reduce's 6 steps go round once and 2 hops more: 2 x (2 x
+  // 1.3 + 2 x 2.4) + (2 x 1.3 + 2 x 2.4) = 22.2 us, on NCCL's 3.6 + 6 x 1.0 us (it was 6 x
+  // 2 x 2.4 = 28.8).
+  f = composim::testing::collective_row("--bytes 8 --topology pcie-8gpu-gen3 --placement gpu0,gpu1,gpu4,gpu5 --p2p off");
+  EXPECT_EQ(f[9], "LL");
+  EXPECT_NEAR(std::stod(f[16]), 3.6 + 6 * 1.0 + 3 * (2 * 1.3 + 2 * 2.4), 0.01);
 }
 
 // What the planner plans is what SimGrid simulates, also when flows of different route
