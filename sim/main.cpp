@@ -541,14 +541,21 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   o.jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
   const std::string title = std::string(collective::to_string(o.kind)) + " on " + std::to_string(o.gpus.size()) + " GPUs of " +
                             topology.name() + (topology.p2p_enabled() ? "" : " (P2P off)") + ", simulated by composim";
-  // As nccl-tests: the header, then each row as soon as it is simulated.
-  std::fputs(sim::format_table_header(title).c_str(), stdout);
-  std::fflush(stdout);
-  o.on_row = [&o](const sim::SweepRow& r) {
+  // As nccl-tests: the header, then each row as soon as it is simulated. The header waits
+  // for the first row, so that an input error found while planning comes alone.
+  bool header_printed = false;
+  auto print_header = [&] {
+    if (header_printed) return;
+    header_printed = true;
+    std::fputs(sim::format_table_header(title).c_str(), stdout);
+  };
+  o.on_row = [&o, &print_header](const sim::SweepRow& r) {
+    print_header();
     std::fputs(sim::format_table_row(o, r).c_str(), stdout);
     std::fflush(stdout);
   };
   const auto rows = sim::run_sweep(topology, o);
+  print_header();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fputs(sim::format_table_footer(rows).c_str(), stdout);
   size_t flows = 0;

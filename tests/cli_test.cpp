@@ -1504,6 +1504,10 @@ TEST(Cli, TopologyListingIsWholeOrNothing) {
   CliResult r = run_cli("topology " + q(file));
   expect_input_error(r, "route gpu0 -> gpu1: the GPUs are in different machines and one of them has no NIC");
   EXPECT_EQ(r.out, "");
+  // `collective` too: the table's header waits for its first row.
+  r = run_cli("collective --bytes 8:1K --topology " + q(file));
+  expect_input_error(r, "route gpu0 -> gpu1: the GPUs are in different machines and one of them has no NIC");
+  EXPECT_EQ(r.out, "");
   std::ofstream(tmp.path() + "/afile") << "x";
   r = run_cli("topology pcie-8gpu-gen3 --dot " + q(tmp.path() + "/afile/t.dot"));
   expect_input_error(r, "--dot");
