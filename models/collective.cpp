@@ -214,6 +214,18 @@ double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu) {
 
 double tree_efficiency() { return param("collective.efficiency_tree"); }
 
+double tree_correction_factor(Protocol p, double bytes) {
+  static constexpr double kFactor[3][23] = {
+      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},  // LL
+      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},  // LL128
+      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};       // Simple
+  // NCCL: log2i(nBytes >> 6), the floor of the logarithm (0 for 0 and 1).
+  auto units = static_cast<unsigned long long>(std::max(0.0, bytes)) >> 6;
+  int log_size = 0;
+  while (units >>= 1) ++log_size;
+  return log_size < 23 ? kFactor[static_cast<int>(p)][log_size] : 1.0;
+}
+
 double tuner_bandwidth_fraction(LinkClass link_class) {
   if (link_class == LinkClass::nvlink) return param("collective.tuner_bandwidth_fraction_nvlink");
   if (link_class == LinkClass::pcie) {

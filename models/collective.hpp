@@ -176,6 +176,15 @@ double tree_simple_chunk_latency_s();
 // and the flows. The 2 x 8 H100 source reaches 184 GB/s algbw on 200 GB/s of NICs: 0.92.
 double tree_efficiency();
 
+// tree_correction_factor()
+//
+// NCCL's correction of a tree's bandwidth in its tuner, by protocol and message size
+// (tuning.cc, treeCorrectionFactor: "Trees are not perfectly sticking to the model for
+// medium sizes"): powers of two of the message's bytes from 64 B (index log2(bytes / 64))
+// to 256 MiB, 0.4-1.0; 1 beyond. The table of NCCL 2.20-2.21 (23 entries; later versions
+// add a 24th). Only the tuner's choice uses it: what runs is the flows and the pipeline.
+double tree_correction_factor(Protocol p, double bytes);
+
 // tuner_bandwidth_fraction()
 //
 // The fraction of a structure's link bandwidth that NCCL's tuner assumes: NCCL rates links

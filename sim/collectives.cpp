@@ -356,13 +356,18 @@ static double up_down_s(const std::vector<std::pair<int, int>>& edges, const std
 }
 
 // What SHM hops add to a ring's `steps` steps: each step waits on the hop it crosses, the
-// steps going round the ring; the slowest starting hop.
-static double ring_shm_wait_s(const std::vector<std::vector<double>>& rings, int steps) {
+// steps going round the ring; the slowest starting hop. An open chain (broadcast, reduce:
+// `open`) crosses its hops from the ring's first GPU once each, never the closing one.
+static double ring_shm_wait_s(const std::vector<std::vector<double>>& rings, int steps, bool open) {
   double worst = 0;
   for (const auto& w : rings) {
     const size_t n = w.size();
     double total = 0;
     for (double x : w) total += x;
+    if (open) {
+      worst = std::max(worst, total - w.back());
+      continue;
+    }
     const double full = static_cast<double>(steps / static_cast<int>(n)) * total;
     const size_t rest = static_cast<size_t>(steps) % n;
     double window = 0, best = 0;
@@ -895,7 +900,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
         if (s.ring_bw <= 0) continue;
         t = nccl_latency_s(s, kind, n, pr, a, true) + sched.bytes_per_rank / (s.ring_bw * eff);
       } else {
-        t = nccl_latency_s(s, kind, n, pr, a, true) + in_bytes / (s.tree_bw * eff);
+        t = nccl_latency_s(s, kind, n, pr, a, true) + in_bytes / (s.tree_bw * eff * collective::tree_correction_factor(pr, in_bytes));
       }
       if (t < best) {
         best = t;
@@ -967,7 +972,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.channels = channels;
     p.bandwidth_Bps = s.ring_bw;
     p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::ring, false, &p.hop_steps) +
-                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + ring_shm_wait_s(s.ring_shm_waits, sched.steps);
+                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + ring_shm_wait_s(s.ring_shm_waits, sched.steps, open);
     p.processing_s = collective::achieved_processing_s(p.protocol, s.nvlink_generation, sched.bytes_per_rank);
     p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;
     p.steps = sched.steps;

@@ -564,6 +564,17 @@ TEST(CollectiveCommand, LatencyAcrossMachinesCountsNetworkStepsApart) {
   EXPECT_NEAR(std::stod(f[16]), 4.4 + 2 * (7 * 0.52 * 1.8 + 1 * 5.0), 0.001);
 }
 
+// NCCL's tuner derates trees at medium sizes (treeCorrectionFactor): on 2 x 8 A100 a 64 MiB
+// all-reduce's tree in LL128 counts at 0.9 of its bandwidth, and the ring wins (without the
+// correction the tree did); at 1 GiB there is none and the ring wins on its own.
+TEST(CollectiveCommand, TunerDeratesTreesAtMediumSizes) {
+  auto f = composim::testing::collective_row("--bytes 64M --topology 2x-dgx-a100-ib");
+  EXPECT_EQ(f[8], "RING");
+  EXPECT_EQ(f[9], "LL128");
+  f = composim::testing::collective_row("--bytes 16M --topology 2x-dgx-a100-ib");
+  EXPECT_EQ(f[8], "TREE");
+}
+
 // The other operations and more machines. All-gather on 2 x 8 H100, Simple: of the ring's 15
 // steps, 1 crosses the network (NCCL: machines - 1): 8.4 + 14 x 3.4 + 9.6 = 65.6 us. A
 // tree over 5 machines of 8 A100 climbs floor(log2 5) = 2 network levels each way:
@@ -613,6 +624,9 @@ TEST(CollectiveCommand, ShmStepsWaitAReadRoundTrip) {
   f = composim::testing::collective_row("--bytes 8 --topology pcie-8gpu-gen3 --placement gpu0,gpu1,gpu4,gpu5 --p2p off");
   EXPECT_EQ(f[9], "LL");
   EXPECT_NEAR(std::stod(f[16]), 3.6 + 6 * 1.0 + 3 * (2 * 1.3 + 2 * 2.4), 0.01);
+  // A broadcast's chain crosses its 3 hops once each, never the ring's closing gpu5 -> gpu0.
+  f = composim::testing::collective_row("--op broadcast --bytes 8 --topology pcie-8gpu-gen3 --placement gpu0,gpu1,gpu4,gpu5 --p2p off");
+  EXPECT_NEAR(std::stod(f[16]), 3.6 + 3 * 1.0 + (2 * 1.3 + 2 * 2.4 + 2 * 1.3), 0.01);
 }
 
 // What the planner plans is what SimGrid simulates, also when flows of different route

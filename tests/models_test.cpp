@@ -84,6 +84,22 @@ TEST(CollectiveModel, KernelNames) {
   EXPECT_EQ(collective::dtype_size_B("Float"), 4);
 }
 
+// NCCL's treeCorrectionFactor, indexed by log2(bytes / 64): 64 KiB is index 10 (LL 0.6,
+// Simple 0.6), 1 MiB index 14 (LL128 0.6), 64 MiB index 20 (LL128 0.9), 256 MiB index 22
+// (Simple 0.9); below 128 B
+// index 0; from 512 MiB (index 23) none.
+TEST(CollectiveModel, TreeCorrectionFactor) {
+  using collective::Protocol;
+  EXPECT_DOUBLE_EQ(collective::tree_correction_factor(Protocol::ll, 65536), 0.6);
+  EXPECT_DOUBLE_EQ(collective::tree_correction_factor(Protocol::simple, 65536), 0.6);
+  EXPECT_DOUBLE_EQ(collective::tree_correction_factor(Protocol::ll128, 64.0 * (1 << 20)), 0.9);
+  EXPECT_DOUBLE_EQ(collective::tree_correction_factor(Protocol::ll128, 1 << 20), 0.6);
+  EXPECT_DOUBLE_EQ(collective::tree_correction_factor(Protocol::simple, 256.0 * (1 << 20)), 0.9);
+  EXPECT_DOUBLE_EQ(collective::tree_correction_factor(Protocol::simple, 8), 0.9);
+  EXPECT_DOUBLE_EQ(collective::tree_correction_factor(Protocol::ll, 127), 1.0);
+  EXPECT_DOUBLE_EQ(collective::tree_correction_factor(Protocol::simple, 512.0 * (1 << 20)), 1.0);
+}
+
 // nccl-tests doc/PERFORMANCE.md: all-reduce moves 2(n-1)/n of the buffer per rank.
 TEST(CollectiveModel, RingSchedule) {
   auto ar = collective::ring_schedule(collective::Kind::all_reduce, 4, 1e6);
