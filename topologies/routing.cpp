@@ -269,7 +269,8 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
     // when a NIC of the source's machine has a shorter network path to that NIC than the
     // source's own (on a rail-optimised or rail-only fabric: the same rail, without the
     // spine), the data takes it: over PCIe if that does not cross a CPU, else over NVLink
-    // to the GPU nearest that NIC (PXN), else over PCIe through the CPU.
+    // to the GPU nearest that NIC (PXN), else by its own NIC and the spine (none without a
+    // spine: an error).
     const int own = nearest_nic(t, src), b = nearest_nic(t, dst);
     if (own < 0 || b < 0) no_route(t, src, dst, "the GPUs are in different machines and one of them has no NIC");
     int a = own;
@@ -307,14 +308,19 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
     if (segments.empty() && a != own && through_cpu) {
       // No PXN (P2P off, no NVLink to that NIC's GPU, or that GPU is not one of the job's):
       // NCCL does not send GPUDirect through a CPU (NCCL_NET_GDR_LEVEL defaults to PXB), so
-      // the source's own NIC and the spine, where there is one; through the CPU only on a
-      // network without it.
+      // the source's own NIC and the spine; on a network without one (rail-only), no route,
+      // as NCCL could not connect those NICs either.
       auto own_net = bfs(t, own, b, Class::network);
-      if (!own_net.empty()) {
-        a = own;
-        net = std::move(own_net);
-        to_nic = bfs(t, src, own, Class::pcie);
-      }
+      if (own_net.empty())
+        no_route(t, src, dst,
+                 "its NIC " + nodes[own].name + " has no network path to " + nodes[b].name + " (no spine joins their rails), and no GPU " +
+                     (!t.p2p_enabled() || !nodes[src].p2p ? "can relay over NVLink to the NIC on that rail (P2P is off)"
+                      : pxn_proxies                        ? "of the job near the NIC on that rail can relay over NVLink (PXN)"
+                                                           : "near the NIC on that rail can relay over NVLink (PXN)") +
+                     "; NCCL sends no GPUDirect through a CPU");
+      a = own;
+      net = std::move(own_net);
+      to_nic = bfs(t, src, own, Class::pcie);
     }
     if (segments.empty()) segments = {to_nic};
     segments.push_back(net);

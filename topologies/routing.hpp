@@ -14,7 +14,8 @@
 //   through it, as NCCL does (rings and trees keep to one NIC per machine; point-to-point
 //   uses PXN): over PCIe unless that crosses a CPU, then over NVLink to the GPU nearest
 //   that NIC (`pxn`), which must be one of the job's GPUs when the caller says which they
-//   are (NCCL's PXN proxy is a rank).
+//   are (NCCL's PXN proxy is a rank); without such a GPU, its own NIC and the spine, and
+//   no route (InputError) on a network without a spine.
 // * GPU to host memory, host memory to GPU: the PCIe path through every switch on it.
 // GPUs and NICs are endpoints and never transit nodes.
 #pragma once
