@@ -669,9 +669,14 @@ int cmd_import(const std::string& path, const std::string& out, bool out_given) 
   return 0;
 }
 
-int cmd_topology(const std::string& name, const std::string& p2p, const std::string& dot, bool dot_given, const std::vector<std::string>& route_ends) {
+int cmd_topology(const std::string& name, const std::string& p2p, const std::string& dot, bool dot_given, const std::vector<std::string>& route_ends,
+                 const std::string& placement) {
   if (dot_given && dot.empty()) input_error("", "--dot", "expected a file name");
   topo::Topology t = load_topology(name, p2p);
+  // A job's GPUs: only they relay PXN traffic in its routes, as in collective and run.
+  std::vector<char> relays;
+  if (!placement.empty()) relays = topo::pxn_proxies_of(t, parse_placement(t, placement));
+  const std::vector<char>* proxies = relays.empty() ? nullptr : &relays;
   // Everything is computed before anything is printed or written: a route that cannot be
   // found, or a --dot path that cannot be written, leaves no partial listing.
   std::string text;
@@ -684,7 +689,7 @@ int cmd_topology(const std::string& name, const std::string& p2p, const std::str
   if (route_ends.size() == 2) {
     auto a = t.find_node(route_ends[0]), b = t.find_node(route_ends[1]);
     if (!a || !b) input_error(t.file(), "--route", "unknown node \"" + (a ? route_ends[1] : route_ends[0]) + "\"");
-    text = topo::describe(t, topo::route(t, *a, *b)) + "\n";
+    text = topo::describe(t, topo::route(t, *a, *b, false, proxies)) + "\n";
   } else {
     line("topology %s (%s): %zu nodes, %zu links, %zu GPUs, P2P %s\n", t.name().c_str(), t.file().c_str(), t.nodes().size(),
          t.links().size(), t.gpus().size(), t.p2p_enabled() ? "on" : "off");
@@ -706,7 +711,7 @@ int cmd_topology(const std::string& name, const std::string& p2p, const std::str
     for (size_t i = 0; i < g.size(); ++i) {
       text += "  " + topo::describe(t, topo::route(t, g[i], t.host_of(g[i]))) + "\n";
       for (size_t j = 0; j < g.size(); ++j)
-        if (i != j) text += "  " + topo::describe(t, topo::route(t, g[i], g[j])) + "\n";
+        if (i != j) text += "  " + topo::describe(t, topo::route(t, g[i], g[j], false, proxies)) + "\n";
     }
   }
   if (!dot.empty()) {
@@ -892,13 +897,14 @@ int main(int argc, char** argv) {
   import_cmd->add_option("trace", import_path, "trace file")->required();
   import_cmd->add_option("--out", import_out, "write the IR as JSON to this file");
 
-  std::string topo_name, topo_dot, topo_p2p;
+  std::string topo_name, topo_dot, topo_p2p, topo_placement;
   std::vector<std::string> route_ends;
   auto* topo_cmd = app.add_subcommand("topology", "print a topology's nodes, links and routes");
   topo_cmd->add_option("topology", topo_name, "shipped topology name or JSON file")->required();
   topo_cmd->add_option("--dot", topo_dot, "write GraphViz to this file");
   topo_cmd->add_option("--p2p", topo_p2p, "force GPU peer-to-peer on or off, as run and collective take it")->check(CLI::IsMember({"on", "off"}));
   topo_cmd->add_option("--route", route_ends, "print only the route between two endpoints")->expected(2);
+  topo_cmd->add_option("--placement", topo_placement, "a job's GPUs: only they relay traffic to another rail's NIC (PXN), as in collective and run");
   topo_cmd->add_option("--params", params_files, "model parameter file (repeat to apply several in order)");
   topo_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
 
@@ -1055,7 +1061,7 @@ int main(int argc, char** argv) {
     if (*p2p_cmd) return cmd_p2p(p2p, sg, p2p_cmd->count("--out") > 0);
     if (*coll_cmd) return cmd_collective(coll, sg, coll_cmd->count("--out") > 0);
     if (*import_cmd) return cmd_import(import_path, import_out, import_cmd->count("--out") > 0);
-    if (*topo_cmd) return cmd_topology(topo_name, topo_p2p, topo_dot, topo_cmd->count("--dot") > 0, route_ends);
+    if (*topo_cmd) return cmd_topology(topo_name, topo_p2p, topo_dot, topo_cmd->count("--dot") > 0, route_ends, topo_placement);
     if (*models_cmd) {
       std::fputs(format_models_table(markdown).c_str(), stdout);
       return 0;

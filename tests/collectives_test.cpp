@@ -512,9 +512,14 @@ TEST(CollectiveCommand, PxnRelaysOnlyThroughTheJobsGpus) {
   EXPECT_NEAR(std::stod(f[14]) * 1e9, 0.25 * 2 * nic, 1e4);
   f = composim::testing::collective_row("--op all_gather --bytes 1G --placement n0.gpu0,n0.gpu2,n1.gpu0,n1.gpu2 --topology " + tapered);
   EXPECT_NEAR(std::stod(f[14]) * 1e9, 2 * nic, 1e4);
-  // The route alone (no job) may still relay through any GPU.
+  // The route alone (no job) may still relay through any GPU; given the job's GPUs
+  // (--placement), only through them.
   auto r = composim::testing::run_cli("topology " + tapered + " --route n0.gpu2 n1.gpu0");
   EXPECT_NE(r.out.find("n0.gpu2 -> n0.nvswitch -> n0.gpu0 -> n0.sw0 -> n0.nic0"), std::string::npos) << r.out;
+  r = composim::testing::run_cli("topology " + tapered + " --route n0.gpu2 n1.gpu0 --placement n0.gpu2,n1.gpu0");
+  EXPECT_NE(r.out.find("n0.gpu2 -> n0.sw1 -> n0.nic2 -> rail2.leaf0 -> core -> rail0.leaf0 -> n1.nic0 -> n1.sw0 -> n1.gpu0  [network, bottleneck 12.12 GB/s"),
+            std::string::npos)
+      << r.out;
   // Without a spine and without a relay in the job, the two rails cannot be joined: NCCL
   // could not connect them either, so the job is refused, as collective and as a replay.
   const std::string rail_only = make_cluster(d, "dgx-a100", 2, "0");
