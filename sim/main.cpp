@@ -19,6 +19,7 @@
 #include <xbt/log.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <chrono>
 #include <cerrno>
 #include <csignal>
@@ -486,9 +487,20 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   if (out_given) check_out_dir(a.out, {"collective.csv"});
   topo::Topology topology = load_topology(a.topology, a.p2p);
   sim::SweepOptions o;
+  // Exact names only: parse_kind() reads kernel names, where "alreduce" would be a reduce.
   o.kind = collective::parse_kind(a.op);
-  if (o.kind == collective::Kind::unknown)
-    input_error("", "--op", "unknown collective \"" + a.op + "\" (all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv)");
+  if (o.kind == collective::Kind::unknown || collective::to_string(o.kind) != a.op) {
+    // A hint only for the same letters spelt otherwise (AllReduce, allreduce).
+    auto letters = [](std::string_view v) {
+      std::string l;
+      for (char c : v)
+        if (std::isalnum(static_cast<unsigned char>(c))) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return l;
+    };
+    const bool same = o.kind != collective::Kind::unknown && letters(a.op) == letters(collective::to_string(o.kind));
+    const std::string near = same ? "; did you mean " + std::string(collective::to_string(o.kind)) + "?" : "";
+    input_error("", "--op", "unknown collective \"" + a.op + "\" (all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv)" + near);
+  }
   if (!(a.step_factor > 1) || !std::isfinite(a.step_factor)) input_error("", "--step-factor", "must be a number above 1 (nccl-tests -f)");
   try {
     o.sizes_B = sim::size_range(a.bytes, a.step_factor);

@@ -701,6 +701,10 @@ TEST(CollectiveCommand, PcieP2pRunsAtItsMeasuredEfficiency) {
 
 TEST(CollectiveCommand, BadArguments) {
   composim::testing::expect_cli_error("collective --op all_smoosh --topology dgx-a100", "unknown collective \"all_smoosh\"");
+  // A name that only contains a collective's is not it ("alreduce" had run a reduce).
+  composim::testing::expect_cli_error("collective --op alreduce --topology dgx-a100",
+                                      "unknown collective \"alreduce\" (all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv)");
+  composim::testing::expect_cli_error("collective --op AllReduce --topology dgx-a100", "unknown collective \"AllReduce\" (all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv); did you mean all_reduce?");
   composim::testing::expect_cli_error("collective --gpus 9 --topology dgx-a100", "9 GPUs but topology \"dgx-a100\" has only 8");
   composim::testing::expect_cli_error("collective --bytes 1G:8 --topology dgx-a100", "goes down");
 }
