@@ -150,6 +150,12 @@ TEST(Importer, RejectsBadInputWithPlace) {
   doc["streams"][0]["ops"].push_back(0);
   const auto ir4 = d.write("bad4.ir.json", doc.dump());
   EXPECT_NE(msg(ir4).find("more than one stream or twice"), std::string::npos) << msg(ir4);
+  // A collective's kind is one of the IR's names, not any text containing one.
+  doc = nlohmann::json::parse(trace::workload_to_json(w));
+  ASSERT_FALSE(doc["collectives"].empty());
+  doc["collectives"][0]["kind"] = "alreduce";
+  const auto ir5 = d.write("bad5.ir.json", doc.dump());
+  EXPECT_NE(msg(ir5).find("collectives[0].kind: unknown collective kind \"alreduce\""), std::string::npos) << msg(ir5);
 }
 
 // Steps that touch in microseconds are not an overlap after rounding to nanoseconds
