@@ -524,7 +524,10 @@ void Replay::Impl::setup() {
                                         : workloads[0].world_size_from_groups ? "the collectives' groups of " + workloads[0].source
                                                                                : "the world size of " + workloads[0].source) +
                                        ") but topology \"" + topo.name() + "\" has only " + std::to_string(gpus.size()) +
-                                       (topo.composed() ? " attached" : "") + " GPUs (use --ranks N to replay fewer ranks)");
+                                       (topo.composed() ? " attached" : "") + " GPUs (" +
+                                       (opt.ranks > 0 ? "give --ranks " + std::to_string(gpus.size()) + " or fewer, or a topology with more GPUs"
+                                                      : std::string("use --ranks N to replay fewer ranks")) +
+                                       ")");
     rank_workload.assign(nranks, 0);
   } else {
     for (size_t i = 1; i < workloads.size(); ++i)
@@ -547,7 +550,8 @@ void Replay::Impl::setup() {
   if (opt.placement.empty()) {
     if (nranks > static_cast<int>(gpus.size()))
       input_error(topo.file(), "", std::to_string(nranks) + " ranks but topology \"" + topo.name() + "\" has only " +
-                                       std::to_string(gpus.size()) + (topo.composed() ? " attached" : "") + " GPUs (use --ranks N to replay fewer ranks)");
+                                       std::to_string(gpus.size()) + (topo.composed() ? " attached" : "") +
+                                       " GPUs: give a topology with a GPU for every rank's trace");
     rank_gpu.assign(gpus.begin(), gpus.begin() + nranks);
   } else {
     if (static_cast<int>(opt.placement.size()) != nranks)

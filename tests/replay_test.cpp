@@ -172,7 +172,7 @@ TEST(Replay, MoreRanksThanGpusIsAnError) {
     replay({doc}, opt);
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("3 ranks (--ranks) but topology \"two-gpu-switch\" has only 2 GPUs"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("3 ranks (--ranks) but topology \"two-gpu-switch\" has only 2 GPUs (give --ranks 2 or fewer, or a topology with more GPUs)"), std::string::npos) << e.what();
   }
 }
 
