@@ -929,7 +929,19 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--op", coll.op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv");
   coll_cmd->add_option("--bytes", coll.bytes, "size or min:max, as nccl-tests -b/-e (K, M, G are powers of 1024)");
   coll_cmd->add_option("--step-factor", coll.step_factor, "multiply the size by this between rows (nccl-tests -f)")->check(CLI::Range(1.0001, 1024.0));
-  coll_cmd->add_option("--gpus", coll.gpus, "use the first N GPUs of the topology (default: all)")->check(CLI::Range(2, 1000000));
+  // What CLI::Range would say ("not in range 2 to 1000000") does not say why.
+  const CLI::Validator at_least_two_gpus(
+      [](std::string& v) {
+        try {
+          size_t used = 0;
+          const long n = std::stol(v, &used);
+          if (used == v.size() && n >= 2) return std::string();
+        } catch (const std::exception&) {
+        }
+        return "a collective needs at least 2 GPUs, got " + v;
+      },
+      "N >= 2");
+  coll_cmd->add_option("--gpus", coll.gpus, "use the first N GPUs of the topology (default: all)")->check(at_least_two_gpus);
   coll_cmd->add_option("--placement", coll.placement, "the GPUs to use, comma-separated names or indices");
   coll_cmd->add_option("--topology", coll.topology, "shipped topology name or JSON file")->required();
   coll_cmd->add_option("--p2p", coll.p2p, "force GPU peer-to-peer on or off (on: also on GPUs whose driver lacks it, e.g. GeForce; off: like NCCL_P2P_DISABLE=1)")->check(CLI::IsMember({"on", "off"}));

@@ -706,6 +706,7 @@ TEST(CollectiveCommand, BadArguments) {
                                       "unknown collective \"alreduce\" (all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv)");
   composim::testing::expect_cli_error("collective --op AllReduce --topology dgx-a100", "unknown collective \"AllReduce\" (all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv); did you mean all_reduce?");
   composim::testing::expect_cli_error("collective --gpus 9 --topology dgx-a100", "9 GPUs but topology \"dgx-a100\" has only 8");
+  composim::testing::expect_cli_error("collective --gpus 1 --topology dgx-a100", "--gpus: a collective needs at least 2 GPUs, got 1");
   composim::testing::expect_cli_error("collective --bytes 1G:8 --topology dgx-a100", "goes down");
 }
 
