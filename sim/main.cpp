@@ -927,7 +927,7 @@ int main(int argc, char** argv) {
   CollectiveArgs coll;
   auto* coll_cmd = app.add_subcommand("collective", "emulate nccl-tests: time a collective over a range of sizes on a topology");
   coll_cmd->add_option("--op", coll.op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv");
-  coll_cmd->add_option("--bytes", coll.bytes, "size or min:max, as nccl-tests -b/-e (K, M, G are powers of 1024)");
+  coll_cmd->add_option("--bytes", coll.bytes, "size or min:max, as nccl-tests -b/-e (K, M, G, T are powers of 1024; 1MB reads as 1M)");
   coll_cmd->add_option("--step-factor", coll.step_factor, "multiply the size by this between rows (nccl-tests -f)")->check(CLI::Range(1.0001, 1024.0));
   // What CLI::Range would say ("not in range 2 to 1000000") does not say why.
   const CLI::Validator at_least_two_gpus(
