@@ -586,11 +586,26 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       }
       candidates.push_back(std::move(order));
     }
-    std::map<std::pair<int, int>, double> residual;
-    for (const auto& cand : candidates) {
-      auto one = pack_rings({cand}, residual, 1);
-      if (!one.empty()) s.rings.push_back(one.front());
+    // NCCL's search gives every channel across machines one speed (search.cc tries speeds
+    // from the highest down and keeps the largest channels x speed), and NCCL splits the
+    // data evenly over its channels: the first c candidates, at the speed all c fit at
+    // together, for the c that moves the most. (Rings packed one after another at what
+    // each had left could differ in speed; SimGrid shares a link equally among flows, not
+    // in the ratio planned, so such rings ran slower than planned where they met.)
+    std::vector<std::pair<int, int>> hops;
+    double best_total = 0, best_speed = 0;
+    size_t best_count = 0;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      const auto& o = candidates[c];
+      for (size_t i = 0; i < o.size(); ++i) hops.emplace_back(o[i], o[(i + 1) % o.size()]);
+      const double speed = bottleneck(hops, {});
+      if (speed > 0 && std::isfinite(speed) && speed * static_cast<double>(c + 1) > best_total * (1 + 1e-9)) {
+        best_total = speed * static_cast<double>(c + 1);
+        best_speed = speed;
+        best_count = c + 1;
+      }
     }
+    for (size_t c = 0; c < best_count; ++c) s.rings.push_back({candidates[c], best_speed, 1});
   }
   for (const auto& r : s.rings) s.ring_bw += r.bandwidth_Bps;
   for (const auto& r : s.rings) {
