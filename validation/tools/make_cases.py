@@ -86,10 +86,15 @@ nccl("nccl-4x4090-pcie-tinygrad-p2p", "issue_tinygrad_okm_36_4x4090_pcie", "http
      "4x RTX 4090 on PCIe with tinygrad's P2P-enabling driver", "../topologies/amd-6x4090.json", ["--gpus", "4"],
      note="The source states the layout only as PCIe bus ids: modelled as root ports of one AMD CPU. Held out: "
           "pcie.link.efficiency (0.914) comes from NVIDIA/nvbandwidth #50 (6 x A6000 copies), not from this run.")
-nccl("nccl-8x4090-pcie-small-tree", "issue_nccl_1530_8x4090_pcie_tree", "https://github.com/NVIDIA/nccl/issues/1530",
-     "8x RTX 4090, PCIe only, NCCL_ALGO=TREE (8-byte all-reduce)", "../topologies/amd-6x4090.json", ["--gpus", "6", "--algo", "tree", "--p2p", "off"],
-     note="GeForce drivers disable PCIe P2P, so NCCL uses its SHM transport (--p2p off); the 8 GPUs are stood in for by the 6-GPU "
-     "root-port topology (the issue does not state the layout), so the chain is 2 GPUs shorter than the measured one.")
+NCCL_1530 = "https://github.com/NVIDIA/nccl/issues/1530"
+nccl("nccl-8x4090-pcie-small-tree", "issue_nccl_1530_8x4090_pcie_tree", NCCL_1530,
+     "8x RTX 4090, PCIe only, NCCL_ALGO=TREE (8-byte all-reduce)", "../topologies/intel-2s-8x4090.json", ["--algo", "tree", "--p2p", "off"],
+     desc="nccl-tests all_reduce_perf on 8x RTX 4090, PCIe only, NCCL_ALGO=TREE (8-byte all-reduce), emulated by `composim collective` on the two-socket layout the issue's bus IDs give (validation/topologies/intel-2s-8x4090.json). GeForce drivers disable PCIe P2P, so NCCL uses its SHM transport (--p2p off): the chain's steps each wait on their own hop through host memory, two of its 14 across the sockets.")
+nccl("nccl-8x4090-pcie-small-ring", "issue_nccl_1530_8x4090_pcie_buffsize", NCCL_1530,
+     "8x RTX 4090, PCIe only, default algorithm, NCCL_BUFFSIZE=8388608 (8-byte all-reduce)", "../topologies/intel-2s-8x4090.json",
+     ["--p2p", "off", "--nccl-buffsize", "8M"],
+     "the SHM transport's per-step wait: measured 42.14 us, composim 56.5 us (+34%). Each of the ring's 14 steps waits a read round trip of its hop through host memory (2.0 us within a socket, 4.2 us across; 4 of the 14 steps cross), on top of NCCL's 1.0 us per PCIe step; this host's steps cost about 2.5 us on average. The same wait gives 2 T4s across sockets 17.6 us where NVIDIA/nccl #428 measured 20.36 (-13.5%), so its size differs by host and one constant cannot fit both; none is refitted to either.",
+     desc="nccl-tests all_reduce_perf on 8x RTX 4090, PCIe only, NCCL's default algorithm with NCCL_BUFFSIZE=8388608 (8-byte all-reduce: ring LL), emulated by `composim collective` on the two-socket layout the issue's bus IDs give (validation/topologies/intel-2s-8x4090.json). GeForce drivers disable PCIe P2P, so NCCL uses its SHM transport (--p2p off): the ring's 14 steps each wait on their own hop through host memory, 4 of them across the sockets.")
 nccl("nccl-2x-t4-across-sockets", "issue_nccl_428_2xT4_sys", "https://github.com/NVIDIA/nccl/issues/428",
      "2x T4 on different CPU sockets (SYS), 8-byte all-reduce", "pcie-8gpu-gen3", ["--placement", "gpu0,gpu4"],
      note="A V100-PCIe server (pcie-8gpu-gen3) stands in for the T4 box: the same Gen3 socket split.")
