@@ -83,6 +83,11 @@ Kind parse_kind(std::string_view name) {
   return Kind::unknown;
 }
 
+Kind kind_named(std::string_view name) {
+  const Kind k = parse_kind(name);
+  return k != Kind::unknown && to_string(k) == name ? k : Kind::unknown;
+}
+
 NcclKernelInfo parse_nccl_kernel_name(std::string_view name) {
   NcclKernelInfo info;
   std::string_view rest;

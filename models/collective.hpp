@@ -53,6 +53,14 @@ std::string_view to_string(Protocol p);
 // or our IR ("all_reduce"). Returns Kind::unknown if none matches.
 Kind parse_kind(std::string_view name);
 
+// kind_named()
+//
+// Kind from its own name exactly ("all_reduce", as to_string() writes it), for what users
+// and our IR write; Kind::unknown otherwise (parse_kind() would read "alreduce" as a reduce).
+Kind kind_named(std::string_view name);
+// The names kind_named() takes, comma-separated, for messages and help.
+inline constexpr const char* kKindNames = "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv";
+
 // NcclKernelInfo: what an NCCL kernel name says. Names: "ncclKernel_AllReduce_RING_LL_Sum_float(...)"
 // (NCCL <= 2.18) and "ncclDevKernel_AllGather_RING_LL(...)" (2.19+). In NCCL <= 2.18 the
 // protocol in the name is the kernel's entry specialisation, not necessarily the protocol

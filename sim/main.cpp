@@ -487,9 +487,8 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   if (out_given) check_out_dir(a.out, {"collective.csv"});
   topo::Topology topology = load_topology(a.topology, a.p2p);
   sim::SweepOptions o;
-  // Exact names only: parse_kind() reads kernel names, where "alreduce" would be a reduce.
-  o.kind = collective::parse_kind(a.op);
-  if (o.kind == collective::Kind::unknown || collective::to_string(o.kind) != a.op) {
+  o.kind = collective::kind_named(a.op);
+  if (o.kind == collective::Kind::unknown) {
     // A hint only for the same letters spelt otherwise (AllReduce, allreduce).
     auto letters = [](std::string_view v) {
       std::string l;
@@ -497,9 +496,10 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
         if (std::isalnum(static_cast<unsigned char>(c))) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       return l;
     };
-    const bool same = o.kind != collective::Kind::unknown && letters(a.op) == letters(collective::to_string(o.kind));
-    const std::string near = same ? "; did you mean " + std::string(collective::to_string(o.kind)) + "?" : "";
-    input_error("", "--op", "unknown collective \"" + a.op + "\" (all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv)" + near);
+    const auto near = collective::parse_kind(a.op);
+    const bool same = near != collective::Kind::unknown && letters(a.op) == letters(collective::to_string(near));
+    input_error("", "--op", "unknown collective \"" + a.op + "\" (" + collective::kKindNames + ")" +
+                                (same ? "; did you mean " + std::string(collective::to_string(near)) + "?" : ""));
   }
   if (!(a.step_factor > 1) || !std::isfinite(a.step_factor)) input_error("", "--step-factor", "must be a number above 1 (nccl-tests -f)");
   try {
@@ -856,6 +856,10 @@ int cmd_generate(int argc, char** argv) {
   return 0;
 }
 
+// --p2p of run, collective and p2p.
+constexpr const char* kP2pHelp =
+    "force GPU peer-to-peer on or off (on: also on GPUs whose driver lacks it, e.g. GeForce; off: like NCCL_P2P_DISABLE=1)";
+
 int main(int argc, char** argv) {
   if (argc > 2 && std::string_view(argv[1]) == "topology" && std::string_view(argv[2]) == "generate") {
     try {
@@ -894,7 +898,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--placement", run.placement, "GPU per rank, comma-separated names or indices (default: in order)");
   run_cmd->add_option("--out", run.out, "write summary.json, iterations.csv and timeline.json here");
   run_cmd->add_option("--warmup", run.warmup, "exclude the first N steps (default: leading outliers)")->check(CLI::Range(0, 1000000));
-  run_cmd->add_option("--p2p", run.p2p, "force GPU peer-to-peer on or off (on: also on GPUs whose driver lacks it, e.g. GeForce; off: like NCCL_P2P_DISABLE=1)")->check(CLI::IsMember({"on", "off"}));
+  run_cmd->add_option("--p2p", run.p2p, kP2pHelp)->check(CLI::IsMember({"on", "off"}));
   run_cmd->add_option("--launch-latency", run.launch_latency, "kernel launch latency, e.g. 2us (default: GPU model)");
   std::vector<std::string> params_files;  // applied in order: a later file's values win
   std::string cal_params_file;
@@ -926,7 +930,7 @@ int main(int argc, char** argv) {
 
   CollectiveArgs coll;
   auto* coll_cmd = app.add_subcommand("collective", "emulate nccl-tests: time a collective over a range of sizes on a topology");
-  coll_cmd->add_option("--op", coll.op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv");
+  coll_cmd->add_option("--op", coll.op, collective::kKindNames);
   coll_cmd->add_option("--bytes", coll.bytes, "size or min:max, as nccl-tests -b/-e (K, M, G, T are powers of 1024; 1MB reads as 1M)");
   coll_cmd->add_option("--step-factor", coll.step_factor, "multiply the size by this between rows (nccl-tests -f)")->check(CLI::Range(1.0001, 1024.0));
   // What CLI::Range would say ("not in range 2 to 1000000") does not say why.
@@ -944,7 +948,7 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--gpus", coll.gpus, "use the first N GPUs of the topology (default: all)")->check(at_least_two_gpus);
   coll_cmd->add_option("--placement", coll.placement, "the GPUs to use, comma-separated names or indices");
   coll_cmd->add_option("--topology", coll.topology, "shipped topology name or JSON file")->required();
-  coll_cmd->add_option("--p2p", coll.p2p, "force GPU peer-to-peer on or off (on: also on GPUs whose driver lacks it, e.g. GeForce; off: like NCCL_P2P_DISABLE=1)")->check(CLI::IsMember({"on", "off"}));
+  coll_cmd->add_option("--p2p", coll.p2p, kP2pHelp)->check(CLI::IsMember({"on", "off"}));
   coll_cmd->add_option("--algo", coll.algo,
                        "algorithms to choose from, as NCCL_ALGO: ring, tree, nvls, a list (ring,tree) or ^ and a list to exclude "
                        "(^nvls: as NCCL_NVLS_ENABLE=0; default: NCCL-like choice by predicted time)");
@@ -959,7 +963,7 @@ int main(int argc, char** argv) {
   P2pArgs p2p;
   auto* p2p_cmd = app.add_subcommand("p2p", "emulate p2pBandwidthLatencyTest: copy bandwidth between every pair of GPUs");
   p2p_cmd->add_option("--topology", p2p.topology, "shipped topology name or JSON file")->required();
-  p2p_cmd->add_option("--p2p", p2p.p2p, "force GPU peer-to-peer on or off (on: also on GPUs whose driver lacks it, e.g. GeForce; off: like NCCL_P2P_DISABLE=1)")->check(CLI::IsMember({"on", "off"}));
+  p2p_cmd->add_option("--p2p", p2p.p2p, kP2pHelp)->check(CLI::IsMember({"on", "off"}));
   p2p_cmd->add_option("--gpus", p2p.gpus, "use the first N GPUs of the first machine (or host of a composition; default: all of them)")->check(CLI::Range(2, 4096));
   p2p_cmd->add_option("--placement", p2p.placement, "the GPUs to use, comma-separated");
   p2p_cmd->add_option("--bytes", p2p.bytes, "bytes per copy (default 64M)");

@@ -71,7 +71,6 @@ int nearest_nic_uncached(const Topology& t, int gpu) {
   return best[position % best.size()];
 }
 
-
 // Fewest-hop path from src to dst using only links and transit nodes of class c. Ties are
 // broken by the order of links in the file, so routes are deterministic. The search from
 // src is kept and resumed for the next destination from the same src: the same order of
@@ -301,7 +300,6 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
         segments = {nv, bfs(t, g, a, Class::pcie)};
         via = {g};
         r.pxn = true;
-        r.pxn_proxy = g;
         break;
       }
     }

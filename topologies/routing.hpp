@@ -42,7 +42,6 @@ struct Route {
   bool nvb = false;              // NVLink through an intermediate GPU (NCCL's PATH_NVB)
   bool network = false;          // crosses machines over NICs and the network
   bool pxn = false;              // ... leaving through a GPU on the peer's rail over NVLink
-  int pxn_proxy = -1;            // that GPU (node index), -1 without PXN
   double bottleneck_Bps = 0;     // min over links and crossed memories
   double latency_s = 0;          // links + transit nodes + root complexes of memory hosts
 

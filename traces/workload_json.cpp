@@ -276,10 +276,8 @@ Workload workload_from_json(const json& doc, const std::string& path) {
     const json& o = colls[i];
     Collective c;
     const std::string kind = r.string(o, "kind", place);
-    c.kind = collective::parse_kind(kind);
-    // The IR's own names only (parse_kind() also reads kernel names by their parts).
-    if (c.kind == collective::Kind::unknown || collective::to_string(c.kind) != kind)
-      r.fail(place + ".kind", "unknown collective kind \"" + kind + "\" (all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv)");
+    c.kind = collective::kind_named(kind);
+    if (c.kind == collective::Kind::unknown) r.fail(place + ".kind", "unknown collective kind \"" + kind + "\" (" + collective::kKindNames + ")");
     c.in_bytes = static_cast<std::uint64_t>(r.integer(o, "in_bytes", place, 0, kMaxBytes));
     c.dtype = r.string(o, "dtype", place, std::string());
     c.group_size = static_cast<int>(r.integer(o, "group_size", place, 0, kMaxRanks, 0));
