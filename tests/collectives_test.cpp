@@ -33,6 +33,14 @@ std::string make_cluster(const composim::testing::TempDir& dir, const std::strin
   return std::system(cmd.c_str()) == 0 ? out : "";
 }
 
+// An all-reduce row's busbw as planned (collective.csv columns): the structure's bandwidth
+// over the bytes its busiest link carries per bus byte (a hop through an intermediate GPU
+// carries more of them than a direct one).
+double planned_busbw(const std::vector<std::string>& f) {
+  const double n = std::stod(f[1]), bus_bytes = 2 * (n - 1) / n * std::stod(f[2]);
+  return std::stod(f[14]) * bus_bytes / std::stod(f[15]);
+}
+
 }  // namespace
 
 TEST(NcclTests, SizesAndFactors) {
@@ -545,9 +553,7 @@ TEST(CollectiveCommand, RingsAcrossMachinesShareOneSpeed) {
   ASSERT_FALSE(topo.empty());
   auto f = composim::testing::collective_row("--bytes 1G --algo ring --placement n2.gpu7,n1.gpu4,n1.gpu5,n2.gpu6,n2.gpu2,n1.gpu6 --topology " + topo);
   EXPECT_EQ(f[10], "2");
-  const double n = std::stod(f[1]), bus_bytes = 2 * (n - 1) / n * std::stod(f[2]);
-  const double planned = std::stod(f[14]) * bus_bytes / std::stod(f[15]);
-  EXPECT_NEAR(std::stod(f[7]) / planned, 1.0, 0.01) << "busbw " << f[7] << " vs planned " << planned;
+  EXPECT_NEAR(std::stod(f[7]) / planned_busbw(f), 1.0, 0.01) << "busbw " << f[7] << " vs planned " << planned_busbw(f);
 }
 
 // A tree crossing a slow NIC (1 Gb/s instead of 200) gets a small share of the data, in the
@@ -675,11 +681,7 @@ TEST(CollectiveCommand, SimulatedBandwidthIsThePlannedOne) {
     auto r = composim::testing::run_cli("collective --bytes 1G --topology pcie-8gpu-gen3 " + args + " --out " + d.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto f = collective_csv_first_row(d.path());
-    // Planned: the structure's bandwidth over the bytes its busiest link carries per bus byte
-    // (a hop through an intermediate GPU carries more of them than a direct one).
-    const double n = std::stod(f[1]), bus_bytes = 2 * (n - 1) / n * std::stod(f[2]);
-    const double planned = std::stod(f[14]) * bus_bytes / std::stod(f[15]);
-    EXPECT_NEAR(std::stod(f[7]) / planned, 1.0, 0.02) << args << ": busbw " << f[7] << " vs planned " << planned;
+    EXPECT_NEAR(std::stod(f[7]) / planned_busbw(f), 1.0, 0.02) << args << ": busbw " << f[7] << " vs planned " << planned_busbw(f);
   }
 }
 
