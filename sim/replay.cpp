@@ -972,15 +972,17 @@ ReplayResult Replay::run() {
     t.rank = m.rank_id(r);
     t.workload = m.rank_workload[r];
     t.gpu_node = m.rank_gpu[r];
+    t.start_s_ = std::move(s.start);
+    t.end_s_ = std::move(s.end);
+    const std::span<const double> start(t.start_s_), end(t.end_s_);
     for (size_t ti = 0; ti < w.threads.size(); ++ti) {
-      const auto b = s.start.begin() + g.cpu_base[ti];
-      const auto e = s.end.begin() + g.cpu_base[ti];
-      const auto n = static_cast<std::ptrdiff_t>(w.threads[ti].ops.size());
-      t.cpu_start.emplace_back(b, b + n);
-      t.cpu_end.emplace_back(e, e + n);
+      const auto n = w.threads[ti].ops.size();
+      t.cpu_start.push_back(start.subspan(static_cast<size_t>(g.cpu_base[ti]), n));
+      t.cpu_end.push_back(end.subspan(static_cast<size_t>(g.cpu_base[ti]), n));
     }
-    t.gpu_start.assign(s.start.begin() + g.gpu_base, s.start.end());
-    t.gpu_end.assign(s.end.begin() + g.gpu_base, s.end.end());
+    t.gpu_start = start.subspan(static_cast<size_t>(g.gpu_base));
+    t.gpu_end = end.subspan(static_cast<size_t>(g.gpu_base));
+    s = {};  // release and remaining are no longer needed
     res.ops_simulated += static_cast<std::uint64_t>(g.n - 1);
     res.ranks.push_back(std::move(t));
   }

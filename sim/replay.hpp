@@ -29,6 +29,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,13 +44,24 @@ struct ReplayOptions {
   double launch_latency_s = -1;     // < 0: the GPU model's default
 };
 
-// Start and end, seconds of simulated time, of every operation of one rank.
+// Start and end, seconds of simulated time, of every operation of one rank. The views
+// point into start_s_ and end_s_, the simulation's own arrays moved here rather than
+// copied (a copy was a fifth of a large replay's time), so a RankTimes can be moved but
+// not copied.
 struct RankTimes {
   int rank = 0;
   int workload = 0;            // index of the workload this rank replays
   int gpu_node = -1;           // topology node
-  std::vector<std::vector<double>> cpu_start, cpu_end;  // [thread][op]
-  std::vector<double> gpu_start, gpu_end;               // [gpu op]
+  std::vector<std::span<const double>> cpu_start, cpu_end;  // [thread][op]
+  std::span<const double> gpu_start, gpu_end;               // [gpu op]
+
+  RankTimes() = default;
+  RankTimes(RankTimes&&) = default;
+  RankTimes& operator=(RankTimes&&) = default;
+  RankTimes(const RankTimes&) = delete;
+  RankTimes& operator=(const RankTimes&) = delete;
+
+  std::vector<double> start_s_, end_s_;  // storage of the views, indexed by graph node
 };
 
 // Bytes a link direction carried per time bin: bin k is [k, k + 1) x ReplayResult::link_bin_s.
