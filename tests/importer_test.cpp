@@ -265,3 +265,38 @@ TEST(Importer, DroppedEventsKeepIndicesAndOnlyRegularFiles) {
     EXPECT_EQ(std::string(e.what()), "/dev/null: is not a file or a pipe (a trace is read from a file, plain or gzip)");
   }
 }
+
+// Args the importer does not read are dropped while parsing, whatever their shape (arrays,
+// objects, nested both ways, before and after the args it reads); the ones it reads are
+// kept, in an array-of-events trace as in a traceEvents one.
+TEST(Importer, UnreadArgsAreDroppedAndReadArgsKept) {
+  TempDir d;
+  const char* events = R"JSON([
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 0, "dur": 5,
+     "args": {"External id": {"a": [1, {"b": [2, 3]}], "c": {}}, "cbid": 211, "correlation": 4}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 9,
+     "ts": 10, "dur": 20, "args": {"grid": [8, 1, 1], "device": 0, "block": [[640], {"x": 1}], "stream": 9,
+     "est. achieved occupancy %": 3, "correlation": 4, "queued": null, "In msg nelems": 256, "context": {"id": [1]},
+     "dtype": "Float", "Group size": 4, "Process Group Name": "pg", "Process Group Ranks": "[0, 1, 2, 3]", "shared memory": 0}}
+  ])JSON";
+  for (const std::string& text : {std::string(events), std::string(R"({"traceEvents": )") + events + "}"}) {
+    const auto w = trace::import_kineto(d.write("t.json", text));
+    ASSERT_EQ(w.gpu_ops.size(), 1u);
+    EXPECT_EQ(w.streams[w.gpu_ops[0].stream].id, 9);
+    EXPECT_EQ(w.threads[0].ops[0].gpu_op, 0);  // the launch found its kernel by correlation
+    ASSERT_EQ(w.collectives.size(), 1u);
+    EXPECT_EQ(w.collectives[0].kind, collective::Kind::all_gather);
+    EXPECT_EQ(w.collectives[0].in_bytes, 1024u);
+    EXPECT_EQ(w.collectives[0].group_size, 4);
+    EXPECT_EQ(w.communicators[w.collectives[0].communicator].name, "pg");
+    EXPECT_EQ(w.communicators[w.collectives[0].communicator].ranks, (std::vector<int>{0, 1, 2, 3}));
+  }
+  // A read arg of the wrong type is still reported, after dropped ones.
+  try {
+    trace::import_kineto(d.write("bad.json", R"([{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 3,
+      "args": {"grid": [1, 1, 1], "stream": "seven"}}])"));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"stream\""), std::string::npos) << e.what();
+  }
+}

@@ -256,10 +256,19 @@ bool event_is_read(const json& e) {
   return name != e.end() && name->is_string() && name->get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0;
 }
 
-// A DOM builder for nlohmann's SAX parser that keeps only the events the importer reads:
-// an event it does not read becomes an empty object as soon as it is parsed, so that the
-// others keep their index (errors name traceEvents[i]) and its keys leave memory. Parse
-// errors are kept (byte and message) for the caller to report.
+// The args of a trace event that the importer reads (kineto_from_json); the others (a
+// kernel's grid, block, registers, occupancy, External id, ...) are dropped while parsing.
+// A key added to the importer must be added here.
+const std::set<std::string, std::less<>> kArgsRead = {
+    "correlation",     "stream",         "device",     "bytes",      "wait_on_stream",      "wait_on_cuda_event_record_corr_id",
+    "Collective name", "dtype",          "Group size", "In msg nelems", "Out msg nelems", "Process Group Name",
+    "Process Group Ranks"};
+
+// A DOM builder for nlohmann's SAX parser that keeps only what the importer reads: an event
+// it does not read becomes an empty object as soon as it is parsed, so that the others keep
+// their index (errors name traceEvents[i]) and its keys leave memory; in the events it
+// keeps, args it does not read (kArgsRead) are never stored. Parse errors are kept (byte
+// and message) for the caller to report.
 class TraceDomBuilder : public nlohmann::json_sax<json> {
  public:
   json root;
@@ -275,25 +284,39 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
   bool string(string_t& v) override { return put(std::move(v)); }
   bool binary(binary_t& v) override { return put(json::binary(std::move(v))); }
   bool start_object(std::size_t) override {
+    if (skip_value()) return true;
+    // An event is an element of a top-level array, or of an array one level down
+    // (traceEvents); its "args" object is filtered.
+    const bool args_of_event = key_ == "args" && (stack_.size() == 2 || stack_.size() == 3) && stack_.back()->is_object() &&
+                               stack_[stack_.size() - 2]->is_array();
     stack_.push_back(slot(json::object()));
+    if (args_of_event) args_level_ = stack_.size();
     return true;
   }
   bool key(string_t& k) override {
+    if (skip_nest_ > 0) return true;
+    if (stack_.size() == args_level_ && !kArgsRead.count(k)) {
+      skip_next_ = true;
+      return true;
+    }
     key_ = std::move(k);
     return true;
   }
   bool end_object() override {
+    if (skip_nest_ > 0) return --skip_nest_, true;
+    if (stack_.size() == args_level_) args_level_ = 0;
     json* done = stack_.back();
     stack_.pop_back();
-    // An element of a top-level array, or of an array one level down (traceEvents).
     if (stack_.size() <= 2 && !stack_.empty() && stack_.back()->is_array() && !event_is_read(*done)) *done = json::object();
     return true;
   }
   bool start_array(std::size_t) override {
+    if (skip_value()) return true;
     stack_.push_back(slot(json::array()));
     return true;
   }
   bool end_array() override {
+    if (skip_nest_ > 0) return --skip_nest_, true;
     stack_.pop_back();
     return true;
   }
@@ -305,6 +328,15 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
   }
 
  private:
+  // For an object or array that opens: whether it is (inside) a dropped value.
+  bool skip_value() {
+    if (skip_next_ || skip_nest_ > 0) {
+      skip_next_ = false;
+      ++skip_nest_;
+      return true;
+    }
+    return false;
+  }
   json* slot(json&& v) {
     if (stack_.empty()) {
       root = std::move(v);
@@ -321,11 +353,19 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
   }
   template <typename T>
   bool put(T&& v) {
+    if (skip_nest_ > 0) return true;
+    if (skip_next_) {
+      skip_next_ = false;
+      return true;
+    }
     slot(json(std::forward<T>(v)));
     return true;
   }
   std::vector<json*> stack_;
   std::string key_;
+  std::size_t args_level_ = 0;  // stack depth of the event args being filtered; 0: none
+  bool skip_next_ = false;      // the next value is a dropped arg
+  int skip_nest_ = 0;           // depth inside a dropped object or array
 };
 
 }  // namespace
