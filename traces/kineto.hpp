@@ -23,12 +23,14 @@ namespace composim::trace {
 // Reads a whole file, gunzipping it if it is gzip-compressed. Throws InputError.
 std::string read_maybe_gzip(const std::string& path);
 
-// Reads and parses a JSON trace file (plain or gzip). Throws InputError.
-nlohmann::json parse_trace_file(const std::string& path);
+// Reads and parses a JSON trace file (plain or gzip), keeping only what the importer reads:
+// events it does not read are left as empty objects (so that the others keep their index),
+// and unread args are dropped. Objects keep their keys in file order. Throws InputError.
+nlohmann::ordered_json parse_trace_file(const std::string& path);
 
 // Imports a Kineto trace file into a Workload; `path` names the file in errors.
 Workload import_kineto(const std::string& path);
-Workload kineto_from_json(const nlohmann::json& doc, const std::string& path);
+Workload kineto_from_json(const nlohmann::ordered_json& doc, const std::string& path);
 
 // Imports any supported trace file: a composim IR JSON file or a Kineto trace.
 Workload load_workload(const std::string& path);
