@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace composim::sim {
 
@@ -20,7 +21,7 @@ void configure_engine() {
 }
 
 Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs, bool nccl_paths,
-                   const std::vector<char>* pxn_proxies)
+                   const std::vector<char>* pxn_proxies, const std::vector<RouteVariant>& variants)
     : topo_(t) {
   auto* zone = sg4::create_full_zone(t.name());
   const auto& nodes = t.nodes();
@@ -36,10 +37,8 @@ Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int
   for (const auto& l : t.links())
     links.push_back(zone->create_split_duplex_link(l.name, l.bandwidth_Bps)->set_latency(0)->seal());
 
-  for (auto [src, dst] : pairs) {
-    if (src == dst) continue;
-    if (routes_.count({src, dst})) continue;
-    topo::Route r = topo::route(t, src, dst, nccl_paths, pxn_proxies);
+  // The SimGrid route of `r` (from src to dst), from host `from`.
+  auto add_route = [&](sg4::Host* from, int src, int dst, const topo::Route& r) {
     std::vector<sg4::LinkInRoute> path;
     auto add_memory = [&](int h) {
       if (memory[h]) path.emplace_back(memory[h]);
@@ -63,14 +62,47 @@ Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int
       if (!shm[src]) shm[src] = zone->create_link(nodes[src].name + ":shm", collective::shm_transport_Bps())->set_latency(0)->seal();
       path.emplace_back(shm[src]);
     }
-    zone->add_route(hosts_[src]->get_netpoint(), hosts_[dst]->get_netpoint(), nullptr, nullptr, path, false);
+    zone->add_route(from->get_netpoint(), hosts_[dst]->get_netpoint(), nullptr, nullptr, path, false);
+  };
+  for (auto [src, dst] : pairs) {
+    if (src == dst) continue;
+    if (routes_.count({src, dst})) continue;
+    topo::Route r = topo::route(t, src, dst, nccl_paths, pxn_proxies);
+    add_route(hosts_[src], src, dst, r);
     routes_.emplace(std::make_pair(src, dst), std::move(r));
+  }
+  auto same_hops = [](const topo::Route& a, const topo::Route& b) {
+    if (a.hops.size() != b.hops.size()) return false;
+    for (size_t i = 0; i < a.hops.size(); ++i)
+      if (a.hops[i].link != b.hops[i].link || a.hops[i].forward != b.hops[i].forward) return false;
+    return true;
+  };
+  for (size_t v = 0; v < variants.size(); ++v) {
+    const int variant = static_cast<int>(v) + 1;
+    for (auto [src, dst] : variants[v].pairs) {
+      if (src == dst || variant_routes_.count({variant, src, dst})) continue;
+      topo::Route r = topo::route(t, src, dst, nccl_paths, variants[v].pxn_proxies);
+      if (same_hops(r, route(src, dst))) continue;
+      sg4::Host*& from = variant_hosts_[{variant, src}];
+      if (!from) {
+        std::string name = nodes[src].name + " (PXN relays of variant " + std::to_string(variant) + ")";
+        while (sg4::Host::by_name_or_null(name)) name += "'";
+        from = zone->create_host(name, 1e9)->seal();
+      }
+      add_route(from, src, dst, r);
+      variant_routes_.emplace(std::make_tuple(variant, src, dst), std::move(r));
+    }
   }
   zone->seal();
 }
 
-void Platform::start(const sg4::CommPtr& comm, int src, int dst, std::function<void()> on_start) const {
-  const double latency = src == dst ? 0.0 : route(src, dst).latency_s;
+sg4::Host* Platform::source_of(int variant, int src, int dst) const {
+  if (variant > 0 && variant_routes_.count({variant, src, dst})) return variant_hosts_.at({variant, src});
+  return host_of(src);
+}
+
+void Platform::start(const sg4::CommPtr& comm, int variant, int src, int dst, std::function<void()> on_start) const {
+  const double latency = src == dst ? 0.0 : route(variant, src, dst).latency_s;
   if (latency <= 0) {
     if (on_start) on_start();
     comm->start();
@@ -86,6 +118,12 @@ const topo::Route& Platform::route(int src, int dst) const {
   auto it = routes_.find({src, dst});
   if (it == routes_.end()) throw std::logic_error("route not built");
   return it->second;
+}
+
+const topo::Route& Platform::route(int variant, int src, int dst) const {
+  if (variant > 0)
+    if (auto it = variant_routes_.find({variant, src, dst}); it != variant_routes_.end()) return it->second;
+  return route(src, dst);
 }
 
 }  // namespace composim::sim

@@ -24,6 +24,7 @@
 
 #include <functional>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -40,18 +41,35 @@ class Platform {
   // `nccl_paths`: GPU pairs may route as NCCL does (NVLink through an intermediate GPU);
   // false for plain CUDA copies. `pxn_proxies`: the GPUs that may relay PXN traffic (the
   // job's; topo::route()), nullptr for any.
+  //
+  // `variants`: other sets of PXN relays, each with the pairs that use it (every one also
+  // in `pairs`): a communicator of some of the job's ranks relays only through its own GPUs
+  // (NCCL's PXN proxy is a rank of the communicator). Variant i + 1 is variants[i]; 0 is
+  // the job's. Where a variant's route differs, its flows leave from a SimGrid host of
+  // their own for that source (SimGrid keeps one route per host pair).
+  struct RouteVariant {
+    const std::vector<char>* pxn_proxies;
+    std::vector<std::pair<int, int>> pairs;
+  };
   Platform(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs, bool nccl_paths = true,
-           const std::vector<char>* pxn_proxies = nullptr);
+           const std::vector<char>* pxn_proxies = nullptr, const std::vector<RouteVariant>& variants = {});
 
   simgrid::s4u::Host* host_of(int node) const { return hosts_.at(node); }
+  // The host a flow from `src` to `dst` under route variant `variant` leaves from.
+  simgrid::s4u::Host* source_of(int variant, int src, int dst) const;
 
   // start()
   //
   // Starts `comm` (made with sendto_init(host_of(src), host_of(dst)), its payload set, not
   // started) after the route's latency; the caller keeps the handle until it completes.
   // `on_start`, if given, runs just before the comm starts moving data.
-  void start(const simgrid::s4u::CommPtr& comm, int src, int dst, std::function<void()> on_start = {}) const;
+  void start(const simgrid::s4u::CommPtr& comm, int src, int dst, std::function<void()> on_start = {}) const {
+    start(comm, 0, src, dst, std::move(on_start));
+  }
+  // The same for a comm made with sendto_init(source_of(variant, src, dst), host_of(dst)).
+  void start(const simgrid::s4u::CommPtr& comm, int variant, int src, int dst, std::function<void()> on_start = {}) const;
   const topo::Route& route(int src, int dst) const;
+  const topo::Route& route(int variant, int src, int dst) const;
   // Name of the topology link (or node) behind a SimGrid link name.
   const topo::Topology& topology() const { return topo_; }
 
@@ -59,6 +77,8 @@ class Platform {
   const topo::Topology& topo_;
   std::vector<simgrid::s4u::Host*> hosts_;  // by node index; nullptr for transit nodes
   std::map<std::pair<int, int>, topo::Route> routes_;
+  std::map<std::tuple<int, int, int>, topo::Route> variant_routes_;  // (variant, src, dst): where it differs
+  std::map<std::pair<int, int>, simgrid::s4u::Host*> variant_hosts_;  // (variant, src)
 };
 
 }  // namespace composim::sim

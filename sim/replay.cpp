@@ -349,6 +349,7 @@ struct Replay::Impl {
     std::vector<int> member_slots;  // the members as the first trace to launch it lists them (slots, sorted)
     int flows_left = 0;
     CollectivePlan plan;
+    int route_variant = 0;  // Platform route variant: 0, or its communicator's own PXN relays
   };
   std::vector<Instance> instances;
   std::vector<std::vector<std::int32_t>> instance_of;  // [rank][collective index] -> instance
@@ -377,6 +378,7 @@ struct Replay::Impl {
     double remaining = 0;   // bytes still to move when last sampled
     int active_index = -1;  // in `active` while moving data
     const topo::Route* route = nullptr;  // its route, set when it starts
+    int variant = 0;                     // its Platform route variant
   };
   std::deque<CommTag> tags;
   std::vector<sg4::CommPtr> graveyard;  // completed; released at the next timer
@@ -448,7 +450,7 @@ struct Replay::Impl {
     return [this, t] {
       if (!tick) widen_to(sg4::Engine::get_clock());  // a pending boundary is within the bins
       t->remaining = t->bytes;
-      t->route = &platform->route(t->src, t->dst);
+      t->route = &platform->route(t->variant, t->src, t->dst);
       t->active_index = static_cast<int>(active.size());
       active.push_back(t);
       arm_tick();
@@ -824,12 +826,13 @@ void Replay::Impl::start_collective(std::int32_t id) {
   }
   inst.flows_left = 0;
   for (const auto& f : inst.plan.flows) {
-    auto comm = sg4::Comm::sendto_init(platform->host_of(f.src), platform->host_of(f.dst));
+    auto comm = sg4::Comm::sendto_init(platform->source_of(inst.route_variant, f.src, f.dst), platform->host_of(f.dst));
     const auto payload = static_cast<std::uint64_t>(std::llround(f.bytes));
     tags.push_back({true, -1, -1, id, comm, f.src, f.dst, static_cast<double>(payload)});
+    tags.back().variant = inst.route_variant;
     comm->set_payload_size(payload);
     comm->set_data(&tags.back());
-    platform->start(comm, f.src, f.dst, on_start(&tags.back()));
+    platform->start(comm, inst.route_variant, f.src, f.dst, on_start(&tags.back()));
     ++inst.flows_left;
     ++flows;
   }
@@ -900,9 +903,15 @@ ReplayResult Replay::run() {
     needed.emplace(a, h);
     needed.emplace(h, a);
   }
-  // The job's GPUs relay PXN traffic; a communicator's may be relayed by a rank outside it.
+  // NCCL's PXN proxy is a rank of the communicator: a communicator relays through its own
+  // GPUs. One planner and one Platform route variant per set of relays that is not the
+  // whole job's (sub-communicators that do not reach a relay of the job's).
   const std::vector<char> proxies = topo::pxn_proxies_of(m.topo, m.rank_gpu);
-  CollectivePlanner planner(m.topo, proxies);
+  CollectivePlanner job_planner(m.topo, proxies);
+  std::map<std::vector<char>, int> variant_of;  // relays -> Platform variant
+  std::vector<std::unique_ptr<CollectivePlanner>> variant_planners;
+  std::vector<std::vector<char>> variant_proxies;
+  std::vector<std::set<std::pair<int, int>>> variant_pairs;
   for (auto& inst : m.instances) {
     if (inst.in_bytes <= 0 || inst.members.size() <= 1) continue;
     std::vector<int> ranks;
@@ -910,6 +919,18 @@ ReplayResult Replay::run() {
     std::sort(ranks.begin(), ranks.end());
     std::vector<int> gpus;
     for (int r : ranks) gpus.push_back(m.rank_gpu[r]);
+    std::vector<char> own = topo::pxn_proxies_of(m.topo, gpus);
+    CollectivePlanner* planner = &job_planner;
+    if (own != proxies) {
+      auto [it, added] = variant_of.emplace(own, static_cast<int>(variant_planners.size()) + 1);
+      if (added) {
+        variant_planners.push_back(std::make_unique<CollectivePlanner>(m.topo, own));
+        variant_proxies.push_back(std::move(own));
+        variant_pairs.emplace_back();
+      }
+      inst.route_variant = it->second;
+      planner = variant_planners[it->second - 1].get();
+    }
     // NCCL >= 2.19 kernel names say which protocol and algorithm ran: both are kept (NVLS
     // where this topology can run it; elsewhere the tuner chooses among the rest). Older
     // names give the kernel's entry point, not what ran.
@@ -920,14 +941,20 @@ ReplayResult Replay::run() {
       if (inst.algorithm == "RING") algo = collective::Algorithm::ring;
       if (inst.algorithm == "TREE" && inst.kind == collective::Kind::all_reduce) algo = collective::Algorithm::tree;
       if (inst.algorithm == "NVLS" && inst.kind == collective::Kind::all_reduce && inst.protocol == collective::Protocol::simple &&
-          planner.nvls_available(gpus))
+          planner->nvls_available(gpus))
         algo = collective::Algorithm::nvls;
     }
-    inst.plan = planner.plan(inst.kind, inst.in_bytes, gpus, proto, algo);
-    for (const auto& f : inst.plan.flows) needed.emplace(f.src, f.dst);
+    inst.plan = planner->plan(inst.kind, inst.in_bytes, gpus, proto, algo);
+    for (const auto& f : inst.plan.flows) {
+      needed.emplace(f.src, f.dst);
+      if (inst.route_variant > 0) variant_pairs[inst.route_variant - 1].emplace(f.src, f.dst);
+    }
   }
   std::vector<std::pair<int, int>> pairs(needed.begin(), needed.end());
-  m.platform = std::make_unique<Platform>(m.topo, pairs, true, &proxies);
+  std::vector<Platform::RouteVariant> variants;
+  for (size_t v = 0; v < variant_proxies.size(); ++v)
+    variants.push_back({&variant_proxies[v], {variant_pairs[v].begin(), variant_pairs[v].end()}});
+  m.platform = std::make_unique<Platform>(m.topo, pairs, true, &proxies, variants);
   m.link_bytes.assign(m.topo.links().size(), {0.0, 0.0});
   m.bins_of.assign(2 * m.topo.links().size(), -1);
   sg4::Activity::on_completion_cb([&m](const sg4::Activity& a) { m.on_comm_done(a); });

@@ -532,7 +532,7 @@ TEST(CollectiveCommand, PxnRelaysOnlyThroughTheJobsGpus) {
   // could not connect them either, so the job is refused, as collective and as a replay.
   const std::string rail_only = make_cluster(d, "dgx-a100", 2, "0");
   const std::string why = "route n0.gpu2 -> n1.gpu0: its NIC n0.nic2 has no network path to n1.nic0 (no spine joins their rails), and no GPU "
-                          "of the job near the NIC on that rail can relay over NVLink (PXN)";
+                          "of the communicator near the NIC on that rail can relay over NVLink (PXN)";
   composim::testing::expect_cli_error("collective --op all_gather --bytes 1G --placement n0.gpu2,n1.gpu0 --topology " + rail_only, why);
   const std::string traces = composim::testing::source_dir() + "/examples/traces";
   composim::testing::expect_cli_error("run --trace " + traces + "/ddp2_rank0.json --trace " + traces + "/ddp2_rank1.json --placement n0.gpu2,n1.gpu0 --topology " +
@@ -540,6 +540,51 @@ TEST(CollectiveCommand, PxnRelaysOnlyThroughTheJobsGpus) {
                                       why);
   f = composim::testing::collective_row("--op all_gather --bytes 1G --placement n0.gpu0,n0.gpu2,n1.gpu0,n1.gpu2 --topology " + rail_only);
   EXPECT_NEAR(std::stod(f[14]) * 1e9, 2 * nic, 1e4);
+}
+
+// In a replay too, a communicator relays only through its own GPUs: 4 ranks on n0.gpu0,
+// n0.gpu2, n1.gpu0 and n1.gpu2 of 2 DGX A100 with a 4:1 spine, a communicator of ranks 1 and
+// 2 (rails 2 and 0) all-gathers 1 GiB as `collective` does with those two GPUs alone
+// (12.12 GB/s over the spine); relaying through ranks 0 and 3, outside it, had made it twice
+// as fast.
+TEST(CollectiveCommand, ReplayedSubCommunicatorRelaysOnlyThroughItsOwnGpus) {
+  composim::testing::TempDir d;
+  const std::string tapered = make_cluster(d, "dgx-a100", 2, "0.25");
+  ASSERT_FALSE(tapered.empty());
+  std::string traces;
+  for (int r = 0; r < 4; ++r) {
+    nlohmann::json doc = {{"deviceProperties", {{{"id", 0}, {"name", "NVIDIA A100-SXM4-80GB"}}}},
+                          {"distributedInfo",
+                           {{"rank", r},
+                            {"world_size", 4},
+                            {"pg_config",
+                             {{{"pg_name", "0"}, {"backend_config", "cuda:nccl"}, {"ranks", {0, 1, 2, 3}}},
+                              {{"pg_name", "sub"}, {"backend_config", "cuda:nccl"}, {"ranks", {1, 2}}}}}}}};
+    doc["traceEvents"].push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1}, {"ts", 0}, {"dur", 5},
+                                  {"args", {{"correlation", 1}}}});
+    nlohmann::json k = {{"ph", "X"}, {"cat", "kernel"}, {"pid", 0}, {"ts", 7}, {"args", {{"device", 0}, {"correlation", 1}}}};
+    if (r == 0 || r == 3) {
+      k["name"] = "gemm", k["tid"] = 7, k["dur"] = 100, k["args"]["stream"] = 7;
+    } else {
+      k["name"] = "ncclDevKernel_AllGather_RING_SIMPLE(ncclDevKernelArgsStorage<4096ul>)", k["tid"] = 20, k["dur"] = 50000;
+      k["args"].update({{"stream", 20}, {"Collective name", "_allgather_base"}, {"In msg nelems", 134217728}, {"dtype", "Float"},
+                        {"Group size", 2}, {"Process Group Name", "sub"}, {"Process Group Ranks", "[1, 2]"}});
+    }
+    doc["traceEvents"].push_back(k);
+    traces += " --trace " + d.write("r" + std::to_string(r) + ".json", doc.dump());
+  }
+  const auto r = composim::testing::run_cli("run" + traces + " --placement n0.gpu0,n0.gpu2,n1.gpu0,n1.gpu2 --topology " + tapered + " --out " +
+                                            d.path() + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(d.path() + "/out/timeline.json");
+  std::vector<double> durations_us;
+  const auto timeline = nlohmann::json::parse(in);
+  for (const auto& e : timeline["traceEvents"])
+    if (e.value("cat", "") == "collective") durations_us.push_back(e["dur"].get<double>());
+  ASSERT_EQ(durations_us.size(), 2u);
+  const double alone_us = std::stod(composim::testing::collective_row("--op all_gather --bytes 1G --placement n0.gpu2,n1.gpu0 --topology " + tapered)[5]);
+  EXPECT_NEAR(alone_us * 1e-6, 1073741824.0 / 2 / (0.25 * 2 * 200e9 / 8 * 64 / 66), 0.01 * alone_us * 1e-6);
+  for (double us : durations_us) EXPECT_NEAR(us, alone_us, 0.001 * alone_us);
 }
 
 // NCCL's channels across machines share one speed, and it splits the data evenly over them.

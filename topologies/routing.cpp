@@ -304,7 +304,7 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
       }
     }
     if (segments.empty() && a != own && through_cpu) {
-      // No PXN (P2P off, no NVLink to that NIC's GPU, or that GPU is not one of the job's):
+      // No PXN (P2P off, no NVLink to that NIC's GPU, or that GPU is not in the communicator):
       // NCCL does not send GPUDirect through a CPU (NCCL_NET_GDR_LEVEL defaults to PXB), so
       // the source's own NIC and the spine; on a network without one (rail-only), no route,
       // as NCCL could not connect those NICs either.
@@ -313,7 +313,7 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
         no_route(t, src, dst,
                  "its NIC " + nodes[own].name + " has no network path to " + nodes[b].name + " (no spine joins their rails), and no GPU " +
                      (!t.p2p_enabled() || !nodes[src].p2p ? "can relay over NVLink to the NIC on that rail (P2P is off)"
-                      : pxn_proxies                        ? "of the job near the NIC on that rail can relay over NVLink (PXN)"
+                      : pxn_proxies                        ? "of the communicator near the NIC on that rail can relay over NVLink (PXN)"
                                                            : "near the NIC on that rail can relay over NVLink (PXN)") +
                      "; NCCL sends no GPUDirect through a CPU");
       a = own;
