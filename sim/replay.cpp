@@ -350,6 +350,7 @@ struct Replay::Impl {
     int flows_left = 0;
     CollectivePlan plan;
     int route_variant = 0;  // Platform route variant: 0, or its communicator's own PXN relays
+    const std::string* step = nullptr;  // the step its first member launched it in, if known
   };
   std::vector<Instance> instances;
   std::vector<std::vector<std::int32_t>> instance_of;  // [rank][collective index] -> instance
@@ -573,6 +574,18 @@ void Replay::Impl::setup() {
   match_collectives();
 }
 
+// The step (ProfilerStep mark) a collective was launched in: its launch's time (the
+// kernel's where the trace has no launch) within a step's span; nullptr outside every step.
+static const std::string* step_of(const Workload& w, const trace::Collective& c) {
+  if (w.iterations.empty() || c.gpu_op < 0) return nullptr;
+  const auto& op = w.gpu_ops[c.gpu_op];
+  std::int64_t t = op.ts_ns;
+  if (op.launch_thread >= 0 && op.launch_op >= 0) t = w.threads[op.launch_thread].ops[op.launch_op].ts_ns;
+  for (const auto& it : w.iterations)
+    if (t >= it.ts_ns && t < it.ts_ns + it.dur_ns) return &it.name;
+  return nullptr;
+}
+
 void Replay::Impl::match_collectives() {
   instance_of.resize(nranks);
   std::map<std::tuple<std::string, int, std::uint64_t>, std::int32_t> by_key;
@@ -671,6 +684,7 @@ void Replay::Impl::match_collectives() {
         inst.algorithm = c.algorithm;
         inst.captured_ranks = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
         inst.member_slots = members;
+        if (!replicated) inst.step = step_of(w, c);
         instances.push_back(std::move(inst));
       } else {
         const Instance& inst = instances[it->second];
@@ -697,6 +711,14 @@ void Replay::Impl::match_collectives() {
                       "mismatched communicator: this rank's trace gives it ranks [" + rank_list(members) + "] (group size " +
                           std::to_string(captured) + "), rank " + std::to_string(rank_id(first)) + "'s ranks [" +
                           rank_list(inst.member_slots) + "] (group size " + std::to_string(inst.captured_ranks) + ")");
+        // Collectives are paired by their order in each trace: traces of different profiler
+        // windows with as many collectives would pair one step's with another's.
+        if (const std::string* mine = replicated ? nullptr : step_of(w, c); mine && inst.step && *mine != *inst.step)
+          input_error(w.source, place,
+                      "this rank launches it in " + *mine + ", rank " + std::to_string(rank_id(first)) + " in " + *inst.step + " (" +
+                          workloads[rank_workload[first]].source +
+                          "): collectives are matched by their order in each trace, so the traces must cover the same steps (give traces of "
+                          "one profiler schedule)");
       }
       Instance& inst = instances[it->second];
       inst.members.push_back({r, g.gpu_base + c.gpu_op});

@@ -1026,6 +1026,18 @@ TEST(Cli, StepsAreMatchedAcrossRanksByName) {
               std::string::npos)
         << e.err;
   }
+  // Rank 1's steps named #3-#6, with as many collectives as rank 0's #1-#4: pairing by order
+  // would put rank 0's step 1 with rank 1's step 3 without a word. Refused, naming both.
+  {
+    json renamed = read_json(example(1));
+    for (auto& e : renamed["traceEvents"])
+      if (e.value("cat", "") == "user_annotation" && e.value("name", "").rfind("ProfilerStep#", 0) == 0)
+        e["name"] = "ProfilerStep#" + std::to_string(std::stoi(e["name"].get<std::string>().substr(13)) + 2);
+    const std::string later = tmp.write("rank1_later_steps.json", renamed.dump());
+    const CliResult e = run_cli("run --trace " + q(example(0)) + " --trace " + q(later) + " --topology composable-falcon4016");
+    expect_input_error(e, later + ": rank 1, collective #0 of communicator \"0\": this rank launches it in ProfilerStep#3, rank 0 in ProfilerStep#1 (" +
+                              example(0) + "): collectives are matched by their order in each trace, so the traces must cover the same steps");
+  }
   // A rank whose trace has no step marks at all cannot be compared step by step.
   for (auto& e : t1["traceEvents"])
     if (e.value("cat", "") == "user_annotation") e["name"] = "forward";
@@ -1296,6 +1308,8 @@ TEST(Cli, StepsMissingOnTheFirstRankAreNoted) {
 }
 
 // Steps are paired by name; a rank whose steps carry the names in another order is noted.
+// Collectives are paired by order, so with collectives the same names in another order are
+// refused (one step's collectives would be paired with another's); without, noted.
 TEST(Cli, StepsInAnotherOrderOnOneRankAreNoted) {
   TempDir tmp;
   json t1 = read_json(example(1));
@@ -1306,8 +1320,13 @@ TEST(Cli, StepsInAnotherOrderOnOneRankAreNoted) {
       ++swapped;
     }
   ASSERT_EQ(swapped, 2);
-  const std::string r1 = tmp.write("rank1_swapped.json", t1.dump());
-  const CliResult r = run_cli("run --trace " + q(example(0)) + " --trace " + q(r1) + " --topology composable-falcon4016");
+  const std::string with_collectives = tmp.write("rank1_swapped_nccl.json", t1.dump());
+  expect_input_error(run_cli("run --trace " + q(example(0)) + " --trace " + q(with_collectives) + " --topology composable-falcon4016"),
+                     "this rank launches it in ProfilerStep#4, rank 0 in ProfilerStep#3");
+  auto no_nccl = [](const json& e) { return e.value("cat", "") == "kernel" && e.value("name", "").find("nccl") != std::string::npos; };
+  const std::string r0 = tmp.write("rank0_no_nccl.json", trace_without(example(0), no_nccl).dump());
+  const std::string r1 = tmp.write("rank1_swapped.json", trace_without(with_collectives, no_nccl).dump());
+  const CliResult r = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology composable-falcon4016");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("note: rank 1's steps are in another order than rank 0's (ProfilerStep#4 comes earlier there): steps are paired by name"),
             std::string::npos)
@@ -1364,19 +1383,21 @@ TEST(Cli, OutputsNeverReplaceDevicesFifosOrDirectories) {
   EXPECT_TRUE(read_json(tmp.path() + "/made.json").contains("composim_workload"));
 }
 
-// Two ranks whose collectives are numbered in different orders wait for each other: the
-// error names a trace and the collectives, not only "replay".
+// Two ranks whose collectives of one step (made the same size) are numbered in different
+// orders wait for each other: the error names a trace and the collectives, not only
+// "replay". (Numbered across steps, they are refused before: see
+// StepsAreMatchedAcrossRanksByName.)
 TEST(Cli, BadInputCrossRankDeadlockNamesATrace) {
   TempDir tmp;
   std::string irs[2];
   for (int r = 0; r < 2; ++r) {
     irs[r] = tmp.path() + "/r" + std::to_string(r) + ".ir.json";
     ASSERT_EQ(run_cli("import " + q(example(r)) + " --out " + q(irs[r])).exit_code, 0);
+    json d = read_json(irs[r]);
+    d["collectives"][2]["in_bytes"] = d["collectives"][0]["in_bytes"];
+    if (r == 1) std::swap(d["collectives"][0]["seq"], d["collectives"][2]["seq"]);
+    write_json(irs[r], d);
   }
-  json d = read_json(irs[1]);
-  auto& c = d["collectives"];
-  std::swap(c[0]["seq"], c[3]["seq"]);
-  write_json(irs[1], d);
   const CliResult r = run_cli("run --trace " + q(irs[0]) + " --trace " + q(irs[1]) + " --topology composable-falcon4016");
   expect_input_error(r, ".ir.json: replay: the simulation stopped with");
   EXPECT_NE(r.err.find("all_reduce #"), std::string::npos) << r.err;
