@@ -966,7 +966,14 @@ ReplayResult Replay::run() {
           planner->nvls_available(gpus))
         algo = collective::Algorithm::nvls;
     }
-    inst.plan = planner->plan(inst.kind, inst.in_bytes, gpus, proto, algo);
+    // Scaled to another rank count (--ranks), a collective keeps its whole buffer, as a
+    // data-parallel job of the same model does: an all-reduce's, a reduce-scatter's input,
+    // an all-gather's output (its input, the trace's size, is the rank's shard of it, so it
+    // shrinks as ranks are added, as the reduce-scatter's output does).
+    double in_bytes = inst.in_bytes;
+    if (inst.kind == collective::Kind::all_gather && inst.captured_ranks > 0 && static_cast<int>(gpus.size()) != inst.captured_ranks)
+      in_bytes *= static_cast<double>(inst.captured_ranks) / static_cast<double>(gpus.size());
+    inst.plan = planner->plan(inst.kind, in_bytes, gpus, proto, algo);
     for (const auto& f : inst.plan.flows) {
       needed.emplace(f.src, f.dst);
       if (inst.route_variant > 0) variant_pairs[inst.route_variant - 1].emplace(f.src, f.dst);

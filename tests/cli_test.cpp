@@ -2168,3 +2168,49 @@ TEST(Cli, ComposeListsAndGeneratedNamesMustBeWhole) {
                    "a copper PCIe segment of 100 m: copper reaches 10 m at most");
   EXPECT_FALSE(fs::exists(d.path() + "/g.json"));
 }
+
+// --ranks keeps a collective's whole buffer, as a data-parallel job of the same model does:
+// the example's all-reduces made all-gathers (the trace's size is the rank's shard: 2 ranks,
+// n elements each) replay on 4 ranks as 4 per-rank traces whose shards are n / 2 elements,
+// not n (which would double the gathered buffer); their reduce-scatters (the trace's size is
+// the whole input) keep it, so the two agree, as they do on one flat parameter in FSDP.
+TEST(Cli, RanksKeepsTheWholeBufferOfAllGathers) {
+  TempDir tmp;
+  auto edited = [&](const std::string& name, const char* op, double shard_factor, int rank, int world) {
+    json t = read_json(example(0));
+    std::vector<int> ranks(world);
+    for (int i = 0; i < world; ++i) ranks[i] = i;
+    t["distributedInfo"]["rank"] = rank;
+    t["distributedInfo"]["world_size"] = world;
+    t["distributedInfo"]["pg_config"][0]["ranks"] = ranks;
+    t["distributedInfo"]["pg_config"][0]["pg_size"] = world;
+    for (auto& e : t["traceEvents"]) {
+      if (e.value("cat", "") != "kernel" || e.value("name", "").find("nccl") == std::string::npos) continue;
+      const bool gather = std::string(op) == "allgather";
+      e["name"] = gather ? "ncclKernel_AllGather_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
+                         : "ncclKernel_ReduceScatter_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+      auto& a = e["args"];
+      const auto n = static_cast<std::int64_t>(a["In msg nelems"].get<double>() * shard_factor);
+      a["Collective name"] = gather ? "_allgather_base" : "_reduce_scatter_base";
+      a["In msg nelems"] = gather ? n : n * world;
+      a["Out msg nelems"] = gather ? n * world : n;
+      a["Group size"] = world;
+      a["Process Group Ranks"] = json(ranks).dump();
+    }
+    return tmp.write(name, t.dump());
+  };
+  auto predicted_ms = [](const CliResult& r) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto at = r.out.find("summary: predicted ");
+    return at == std::string::npos ? -1.0 : std::stod(r.out.substr(at + 19));
+  };
+  const double gather_scaled = predicted_ms(run_cli("run --trace " + q(edited("ag2.json", "allgather", 1, 0, 2)) + " --ranks 4 --topology composable-falcon4016"));
+  std::string four;
+  for (int r = 0; r < 4; ++r) four += " --trace " + q(edited("ag4_" + std::to_string(r) + ".json", "allgather", 0.5, r, 4));
+  const double gather_four = predicted_ms(run_cli("run" + four + " --topology composable-falcon4016"));
+  const double scatter_scaled =
+      predicted_ms(run_cli("run --trace " + q(edited("rs2.json", "reducescatter", 1, 0, 2)) + " --ranks 4 --topology composable-falcon4016"));
+  EXPECT_GT(gather_four, 0);
+  EXPECT_NEAR(gather_scaled, gather_four, 1e-3);
+  EXPECT_NEAR(scatter_scaled, gather_four, 0.01 * gather_four);
+}
