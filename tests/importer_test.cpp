@@ -300,3 +300,40 @@ TEST(Importer, UnreadArgsAreDroppedAndReadArgsKept) {
     EXPECT_NE(std::string(e.what()).find("\"stream\""), std::string::npos) << e.what();
   }
 }
+
+// A process group's ranks must agree wherever the trace gives them (in any order):
+// distributedInfo.pg_config and a collective's args, or two collectives' args. Which is
+// right cannot be told, and either would be replayed without a word.
+TEST(Importer, ProcessGroupRanksMustAgree) {
+  TempDir d;
+  auto trace = [&](const std::string& name, const std::string& pg_config, const std::string& first, const std::string& second) {
+    auto k = [](int corr, double ts, const std::string& ranks) {
+      return R"x({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": )x" + std::to_string(ts) +
+             R"x(, "dur": 5, "args": {"correlation": )x" + std::to_string(corr) + R"x(}},
+        {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "pid": 0, "tid": 20, "ts": )x" +
+             std::to_string(ts + 7) + R"x(, "dur": 50, "args": {"device": 0, "stream": 20, "correlation": )x" + std::to_string(corr) +
+             R"x(, "Collective name": "allreduce", "In msg nelems": 1000, "dtype": "Float", "Group size": 2, "Process Group Name": "0", "Process Group Ranks": ")x" +
+             ranks + R"x("}})x";
+    };
+    return d.write(name, R"x({"distributedInfo": {"rank": 0, "world_size": 3)x" + pg_config + R"x(}, "traceEvents": [)x" + k(1, 0, first) + ",\n" +
+                             k(2, 100, second) + "]}");
+  };
+  const std::string cfg = R"x(, "pg_config": [{"pg_name": "0", "backend_config": "cuda:nccl", "ranks": [0, 1]}])x";
+  EXPECT_EQ(trace::import_kineto(trace("ok.json", cfg, "[0, 1]", "[1, 0]")).communicators[0].ranks, (std::vector<int>{0, 1}));
+  try {
+    trace::import_kineto(trace("cfg.json", cfg, "[0, 1]", "[0, 2]"));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cfg.json: traceEvents[3].args: \"Process Group Ranks\" = \"[0, 2]\" but process group \"0\" has ranks [0, 1] in distributedInfo.pg_config"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    trace::import_kineto(trace("args.json", "", "[0, 2]", "[0, 1]"));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("args.json: traceEvents[3].args: \"Process Group Ranks\" = \"[0, 1]\" but process group \"0\" has ranks [0, 2] in an earlier collective"),
+              std::string::npos)
+        << e.what();
+  }
+}

@@ -168,6 +168,13 @@ bool parse_rank_list(const std::string& s, std::vector<int>& ranks, bool* trunca
 // The members of a group of `group_size` ranks of which the trace shows a truncated list:
 // the shown ranks continued with their stride (groups are contiguous or strided blocks),
 // or nothing (unknown) when they do not form one.
+// Whether two rank lists name the same ranks, in any order.
+bool same_members(std::vector<int> a, std::vector<int> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
 std::vector<int> complete_rank_list(const std::vector<int>& shown, std::int64_t group_size) {
   if (group_size == static_cast<std::int64_t>(shown.size())) return shown;
   if (shown.size() < 2 || group_size < static_cast<std::int64_t>(shown.size())) return {};
@@ -586,6 +593,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   std::map<std::pair<int, std::int64_t>, std::int32_t> stream_index;
   std::map<std::string, std::int32_t> comm_index;
   for (size_t i = 0; i < w.communicators.size(); ++i) comm_index[w.communicators[i].name] = static_cast<std::int32_t>(i);
+  const auto pg_config_count = static_cast<std::int32_t>(w.communicators.size());  // the first ones come from pg_config
   std::vector<std::uint64_t> comm_seq, p2p_seq;
   for (const auto& g : gpu) {
     const json& e = *g.ev;
@@ -638,6 +646,19 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
           w.communicators.push_back(std::move(comm));
         } else if (w.communicators[cit->second].ranks.empty()) {
           w.communicators[cit->second].ranks = members();
+        } else if (const auto mine = members(); !mine.empty() && !same_members(mine, w.communicators[cit->second].ranks)) {
+          // A process group's ranks as distributedInfo.pg_config (or an earlier collective)
+          // give them and as this collective's args give them must agree: which is right
+          // cannot be told, and either would be replayed without a word.
+          const auto list = [](const std::vector<int>& r) {
+            std::string t;
+            for (int x : r) t += (t.empty() ? "" : ", ") + std::to_string(x);
+            return "[" + t + "]";
+          };
+          input_error(path, "traceEvents[" + std::to_string(static_cast<size_t>(g.ev - &(*events)[0])) + "].args",
+                      "\"Process Group Ranks\" = \"" + get_str(a, "Process Group Ranks") + "\" but process group \"" + pg + "\" has ranks " +
+                          list(w.communicators[cit->second].ranks) +
+                          (cit->second < pg_config_count ? " in distributedInfo.pg_config" : " in an earlier collective"));
         }
         c.communicator = cit->second;
         if (comm_seq.size() < w.communicators.size()) comm_seq.resize(w.communicators.size(), 0);
