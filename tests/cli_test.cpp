@@ -833,13 +833,19 @@ TEST(Cli, BadInputMismatchedGroupSize) {
   // Caught in the trace itself: its group size disagrees with its own rank list.
   EXPECT_NE(r.err.find(r1 + ": traceEvents[1].args: \"Group size\" = 3 but \"Process Group Ranks\" lists 2 ranks"), std::string::npos)
       << r.err;
-  // Without the kernel's rank list, between the traces.
+  // Without the kernel's rank list: against the trace's distributedInfo.pg_config.
   for (auto& e : t1["traceEvents"])
     if (e["cat"] == "kernel") e["args"].erase("Process Group Ranks");
   write_json(r1, t1);
   const CliResult r2 = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100");
-  expect_input_error(r2, r1);
-  EXPECT_NE(r2.err.find("(group size 3), rank 0's ranks [0,1] (group size 2)"), std::string::npos) << r2.err;
+  expect_input_error(r2, r1 + ": traceEvents[1].args: \"Group size\" = 3 but process group \"0\" has 2 ranks in distributedInfo.pg_config");
+  // Without pg_config either, between the traces.
+  ASSERT_TRUE(t1["distributedInfo"].contains("pg_config"));
+  t1["distributedInfo"].erase("pg_config");
+  write_json(r1, t1);
+  const CliResult r3 = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100");
+  expect_input_error(r3, r1);
+  EXPECT_NE(r3.err.find("(group size 3), rank 0's ranks [0,1] (group size 2)"), std::string::npos) << r3.err;
 }
 
 // Sizes that differ by one element (4 bytes) are given exactly, not as "4.0 MiB" twice.

@@ -660,6 +660,11 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
                           list(w.communicators[cit->second].ranks) +
                           (cit->second < pg_config_count ? " in distributedInfo.pg_config" : " in an earlier collective"));
         }
+        if (const auto& known = w.communicators[cit->second].ranks; c.group_size > 0 && !known.empty() && static_cast<size_t>(c.group_size) != known.size())
+          input_error(path, "traceEvents[" + std::to_string(static_cast<size_t>(g.ev - &(*events)[0])) + "].args",
+                      "\"Group size\" = " + std::to_string(c.group_size) + " but process group \"" + pg + "\" has " +
+                          std::to_string(known.size()) + " ranks" +
+                          (cit->second < pg_config_count ? " in distributedInfo.pg_config" : " in an earlier collective"));
         c.communicator = cit->second;
         if (comm_seq.size() < w.communicators.size()) comm_seq.resize(w.communicators.size(), 0);
         if (p2p_seq.size() < w.communicators.size()) p2p_seq.resize(w.communicators.size(), 0);
