@@ -19,6 +19,7 @@
 #include <xbt/log.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cerrno>
@@ -181,7 +182,7 @@ void check_gpus_match_placement(int gpus, size_t placed) {
 }
 
 // Trace files of --trace arguments: a file as given; a directory (one job's per-rank
-// traces, as the profiler writes them) gives its *.json and *.json.gz files, by name.
+// traces, as the profiler writes them) gives its *.json and *.json.gz files (any case), by name.
 std::vector<std::string> expand_traces(const std::vector<std::string>& paths) {
   namespace fs = std::filesystem;
   std::vector<std::string> out;
@@ -195,7 +196,9 @@ std::vector<std::string> expand_traces(const std::vector<std::string>& paths) {
     for (const auto& e : fs::directory_iterator(p, ec)) {
       const std::string name = e.path().filename().string();
       std::error_code type_ec;  // a dangling link is not a trace, not a listing failure
-      if (name[0] != '.' && e.is_regular_file(type_ec) && (name.ends_with(".json") || name.ends_with(".json.gz"))) files.push_back(e.path().string());
+      std::string lower = name;  // TRACE.JSON is a trace too
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      if (name[0] != '.' && e.is_regular_file(type_ec) && (lower.ends_with(".json") || lower.ends_with(".json.gz"))) files.push_back(e.path().string());
     }
     if (ec) input_error(p, "--trace", "cannot list the directory: " + ec.message());
     if (files.empty()) input_error(p, "--trace", "directory holds no trace files (*.json or *.json.gz)");

@@ -540,10 +540,18 @@ void Replay::Impl::setup() {
                         " in " + workloads[0].source + ": the traces are not of one job");
     std::stable_sort(workloads.begin(), workloads.end(), [](const Workload& a, const Workload& b) { return a.rank < b.rank; });
     for (size_t i = 1; i < workloads.size(); ++i)
-      if (workloads[i].rank == workloads[i - 1].rank)
+      if (workloads[i].rank == workloads[i - 1].rank) {
+        // A trace that does not give its rank is named as such, not as if it gave this one.
+        const Workload& unknown = !workloads[i].rank_known ? workloads[i] : workloads[i - 1];
+        if (!unknown.rank_known)
+          input_error(unknown.source, "distributedInfo.rank",
+                      "absent, so the trace is taken as rank " + std::to_string(unknown.rank) + ", as is " +
+                          (&unknown == &workloads[i] ? workloads[i - 1] : workloads[i]).source +
+                          ": with several traces, each must give its rank (the PyTorch profiler writes distributedInfo in a distributed job)");
         input_error(workloads[i].source, workloads[i].format == "composim-ir" ? "rank" : "distributedInfo.rank",
                     "rank " + std::to_string(workloads[i].rank) + " is also the rank of " + workloads[i - 1].source +
                         "; give one trace per rank");
+      }
     nranks = static_cast<int>(workloads.size());
     if (opt.ranks > 0 && opt.ranks != nranks)
       input_error("", "--ranks", "--ranks " + std::to_string(opt.ranks) + " with " + std::to_string(nranks) +

@@ -555,6 +555,25 @@ TEST(Cli, TraceGivenTwice) {
   expect_input_error(r, example(1) + ": --trace: given twice (as ");
 }
 
+// Two traces of one rank: named by the rank they give; a trace that gives none (no
+// distributedInfo, or one without "rank") is named as such, not as if it gave rank 0.
+TEST(Cli, TracesOfOneRank) {
+  TempDir tmp;
+  json t = read_json(example(0));
+  const std::string again = tmp.write("rank0_again.json", t.dump());
+  expect_input_error(run_cli("run --trace " + q(example(0)) + " --trace " + q(again) + " --topology dgx-a100"),
+                     ": distributedInfo.rank: rank 0 is also the rank of ");
+  t.erase("distributedInfo");
+  const std::string a = tmp.write("a.json", t.dump()), b = tmp.write("b.json", t.dump());
+  expect_input_error(run_cli("run --trace " + q(a) + " --trace " + q(b) + " --topology dgx-a100"),
+                     b + ": distributedInfo.rank: absent, so the trace is taken as rank 0, as is " + a + ": with several traces, each must give its rank");
+  json no_rank = read_json(example(1));
+  no_rank["distributedInfo"].erase("rank");
+  const std::string c = tmp.write("c.json", no_rank.dump());
+  expect_input_error(run_cli("run --trace " + q(example(0)) + " --trace " + q(c) + " --topology dgx-a100"),
+                     c + ": distributedInfo.rank: absent, so the trace is taken as rank 0");
+}
+
 TEST(Cli, MissingGpuWorkIsNamed) {
   TempDir tmp;
   json t = read_json(example(0));
@@ -1224,7 +1243,7 @@ TEST(Cli, TraceDirectoryIsOneTracePerRank) {
   TempDir tmp;
   const std::string dir = tmp.path() + "/traces";
   fs::create_directories(dir);
-  fs::copy_file(example(1), dir + "/ddp2_rank1.json");
+  fs::copy_file(example(1), dir + "/ddp2_rank1.JSON");  // the extension in any case
   fs::copy_file(example(0), dir + "/ddp2_rank0.json");
   std::ofstream(dir + "/notes.txt") << "not a trace";
   std::ofstream(dir + "/.hidden.json") << "{";

@@ -415,6 +415,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   w.source = path;
   w.format = "kineto";
   bool has_distributed_info = false;
+  w.rank_known = false;
   if (doc.is_object() && doc.contains("nodes") && doc.contains("schema"))
     input_error(path, "top level",
                 "this is a PyTorch execution trace (host graph), not a Kineto trace: replay needs the profiler's "
@@ -425,6 +426,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       const std::int64_t world = checked_int(*it, "world_size", path, "distributedInfo", 1, 1, 1'000'000);
       const std::int64_t rank = checked_int(*it, "rank", path, "distributedInfo", 0, 0, world - 1);
       w.rank = static_cast<int>(rank);
+      w.rank_known = it->contains("rank");
       w.world_size = static_cast<int>(world);
       if (auto pg = it->find("pg_config"); pg != it->end() && pg->is_array()) {
         for (size_t pi = 0; pi < pg->size(); ++pi) {

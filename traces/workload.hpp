@@ -97,6 +97,7 @@ struct Workload {
   std::string format;        // "kineto", "kineto-legacy", "composim-ir"
   bool synthetic = false;    // the file says it was generated, not measured
   int rank = 0;
+  bool rank_known = true;  // false: the trace does not give its rank (taken as 0)
   int world_size = 1;
   bool world_size_from_groups = false;  // no distributedInfo: world_size is the collectives' largest group size
   std::vector<std::string> notes;       // what the importer left out or inferred, for the user (not in IR files)
