@@ -351,6 +351,7 @@ struct Replay::Impl {
     CollectivePlan plan;
     int route_variant = 0;  // Platform route variant: 0, or its communicator's own PXN relays
     const std::string* step = nullptr;  // the step its first member launched it in, if known
+    std::string comm_name;               // its communicator (process group) name
   };
   std::vector<Instance> instances;
   std::vector<std::vector<std::int32_t>> instance_of;  // [rank][collective index] -> instance
@@ -692,6 +693,7 @@ void Replay::Impl::match_collectives() {
         inst.algorithm = c.algorithm;
         inst.captured_ranks = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
         inst.member_slots = members;
+        inst.comm_name = comm.name;
         if (!replicated) inst.step = step_of(w, c);
         instances.push_back(std::move(inst));
       } else {
@@ -750,8 +752,20 @@ void Replay::Impl::match_collectives() {
         steps = "; or the traces cover different steps (rank " + std::to_string(w0.rank) + "'s starts at " + w0.iterations.front().name +
                 ", rank " + std::to_string(w.rank) + "'s at " + w.iterations.front().name +
                 "): collectives are matched by their order in each trace, so give traces of the same steps";
+    // A missing rank that launches the like of it on a communicator of another name: the
+    // traces name the process group differently (or not at all).
+    std::string elsewhere;
+    const Workload& wm = workloads[rank_workload[missing.front()]];
+    for (const auto& c : wm.collectives)
+      if (c.kind == inst.kind && static_cast<double>(c.in_bytes) == inst.in_bytes && wm.communicators[c.communicator].name != inst.comm_name) {
+        elsewhere = "; rank " + std::to_string(wm.rank) + "'s trace (" + wm.source + ") has " + std::string(collective::to_string(c.kind)) +
+                    "s of this size on communicator \"" + wm.communicators[c.communicator].name +
+                    "\" instead: do the traces name the process group alike (\"Process Group Name\")?";
+        break;
+      }
     input_error(w0.source, inst.label,
-                "ranks [" + rank_list(missing) + "] never reach this collective, which ranks [" + rank_list(reached) + "] launch; the job would hang" + steps);
+                "ranks [" + rank_list(missing) + "] never reach this collective, which ranks [" + rank_list(reached) + "] launch; the job would hang" +
+                    elsewhere + steps);
   }
 }
 

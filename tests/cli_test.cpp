@@ -574,6 +574,20 @@ TEST(Cli, TracesOfOneRank) {
                      c + ": distributedInfo.rank: absent, so the trace is taken as rank 0");
 }
 
+// Rank 1's collectives without a process group name ("world") never meet rank 0's (on "0"):
+// the error says so, not only that rank 1 never reaches them.
+TEST(Cli, UnnamedProcessGroupIsPointedAt) {
+  TempDir tmp;
+  json t = read_json(example(1));
+  for (auto& e : t["traceEvents"])
+    if (e.contains("args"))
+      for (const char* k : {"Process Group Name", "Process Group Description", "Process Group Ranks"}) e["args"].erase(k);
+  const std::string r1 = tmp.write("r1_unnamed.json", t.dump());
+  expect_input_error(run_cli("run --trace " + q(example(0)) + " --trace " + q(r1) + " --topology composable-falcon4016"),
+                     "ranks [1] never reach this collective, which ranks [0] launch; the job would hang; rank 1's trace (" + r1 +
+                         ") has all_reduces of this size on communicator \"world\" instead");
+}
+
 TEST(Cli, MissingGpuWorkIsNamed) {
   TempDir tmp;
   json t = read_json(example(0));
