@@ -350,8 +350,10 @@ struct Replay::Impl {
     int flows_left = 0;
     CollectivePlan plan;
     int route_variant = 0;  // Platform route variant: 0, or its communicator's own PXN relays
-    const std::string* step = nullptr;  // the step its first member launched it in, if known
+    const std::string* step = nullptr;  // the step a member launched it in (the first that says)
+    int step_rank = -1;                  // that member
     std::string comm_name;               // its communicator (process group) name
+    double gather_scale = 1;             // an all-gather's input per trace input (--ranks)
   };
   std::vector<Instance> instances;
   std::vector<std::vector<std::int32_t>> instance_of;  // [rank][collective index] -> instance
@@ -583,13 +585,15 @@ void Replay::Impl::setup() {
   match_collectives();
 }
 
-// The step (ProfilerStep mark) a collective was launched in: its launch's time (the
-// kernel's where the trace has no launch) within a step's span; nullptr outside every step.
+// The step (ProfilerStep mark) a collective was launched in: its launch's time within a
+// step's span; nullptr outside every step, or without a launch (a kernel of a CUDA graph
+// after the first has none, and a GPU running behind its CPU starts kernels in the next
+// step).
 static const std::string* step_of(const Workload& w, const trace::Collective& c) {
   if (w.iterations.empty() || c.gpu_op < 0) return nullptr;
   const auto& op = w.gpu_ops[c.gpu_op];
-  std::int64_t t = op.ts_ns;
-  if (op.launch_thread >= 0 && op.launch_op >= 0) t = w.threads[op.launch_thread].ops[op.launch_op].ts_ns;
+  if (op.launch_thread < 0 || op.launch_op < 0) return nullptr;
+  const std::int64_t t = w.threads[op.launch_thread].ops[op.launch_op].ts_ns;
   for (const auto& it : w.iterations)
     if (t >= it.ts_ns && t < it.ts_ns + it.dur_ns) return &it.name;
   return nullptr;
@@ -694,7 +698,14 @@ void Replay::Impl::match_collectives() {
         inst.captured_ranks = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
         inst.member_slots = members;
         inst.comm_name = comm.name;
-        if (!replicated) inst.step = step_of(w, c);
+        if (!replicated) inst.step = step_of(w, c), inst.step_rank = r;
+        // Scaled to another rank count (--ranks), a data-parallel collective keeps its whole
+        // buffer, as the same model on more GPUs does: an all-reduce's, a reduce-scatter's
+        // input, an all-gather's output, whose input (the trace's size: the rank's shard)
+        // shrinks as ranks are added. A sub-communicator keeps its size.
+        if (replicated && c.kind == collective::Kind::all_gather && nranks != w.world_size &&
+            (comm.ranks.empty() || static_cast<int>(comm.ranks.size()) >= w.world_size))
+          inst.gather_scale = static_cast<double>(c.group_size > 0 ? c.group_size : w.world_size) / static_cast<double>(members.size());
         instances.push_back(std::move(inst));
       } else {
         const Instance& inst = instances[it->second];
@@ -725,12 +736,13 @@ void Replay::Impl::match_collectives() {
         // windows with as many collectives would pair one step's with another's.
         if (const std::string* mine = replicated ? nullptr : step_of(w, c); mine && inst.step && *mine != *inst.step)
           input_error(w.source, place,
-                      "this rank launches it in " + *mine + ", rank " + std::to_string(rank_id(first)) + " in " + *inst.step + " (" +
-                          workloads[rank_workload[first]].source +
+                      "this rank launches it in " + *mine + ", rank " + std::to_string(rank_id(inst.step_rank)) + " in " + *inst.step + " (" +
+                          workloads[rank_workload[inst.step_rank]].source +
                           "): collectives are matched by their order in each trace, so the traces must cover the same steps (give traces of "
                           "one profiler schedule)");
       }
       Instance& inst = instances[it->second];
+      if (!replicated && !inst.step) inst.step = step_of(w, c), inst.step_rank = r;
       inst.members.push_back({r, g.gpu_base + c.gpu_op});
       inst.measured_dur_s = std::min(inst.measured_dur_s, w.gpu_ops[c.gpu_op].dur_ns * 1e-9);
       instance_of[r][ci] = it->second;
@@ -861,8 +873,10 @@ void Replay::Impl::start_collective(std::int32_t id) {
     if (inst.in_bytes <= 0 && !inst.p2p) ++no_size;
     double dur = std::isfinite(inst.measured_dur_s) ? inst.measured_dur_s : 0.0;
     if (n == 1 && inst.in_bytes > 0 && inst.captured_ranks > 1) {
+      // The whole buffer: an all-gather's is its shard (the trace's size) times its ranks.
+      const double bytes = inst.kind == collective::Kind::all_gather ? inst.in_bytes * inst.captured_ranks : inst.in_bytes;
       const auto spec = gpu::find_gpu_spec(topo.nodes()[rank_gpu[inst.members.front().rank]].model);
-      dur = 2 * inst.in_bytes / spec.hbm_bandwidth_Bps;
+      dur = 2 * bytes / spec.hbm_bandwidth_Bps;
     }
     const double end = sg4::Engine::get_clock() + dur;
     simgrid::kernel::timer::Timer::set(end, [this, id] { finish_collective(id); });
@@ -988,14 +1002,7 @@ ReplayResult Replay::run() {
           planner->nvls_available(gpus))
         algo = collective::Algorithm::nvls;
     }
-    // Scaled to another rank count (--ranks), a collective keeps its whole buffer, as a
-    // data-parallel job of the same model does: an all-reduce's, a reduce-scatter's input,
-    // an all-gather's output (its input, the trace's size, is the rank's shard of it, so it
-    // shrinks as ranks are added, as the reduce-scatter's output does).
-    double in_bytes = inst.in_bytes;
-    if (inst.kind == collective::Kind::all_gather && inst.captured_ranks > 0 && static_cast<int>(gpus.size()) != inst.captured_ranks)
-      in_bytes *= static_cast<double>(inst.captured_ranks) / static_cast<double>(gpus.size());
-    inst.plan = planner->plan(inst.kind, in_bytes, gpus, proto, algo);
+    inst.plan = planner->plan(inst.kind, inst.in_bytes * inst.gather_scale, gpus, proto, algo);
     for (const auto& f : inst.plan.flows) {
       needed.emplace(f.src, f.dst);
       if (inst.route_variant > 0) variant_pairs[inst.route_variant - 1].emplace(f.src, f.dst);
