@@ -1002,7 +1002,12 @@ ReplayResult Replay::run() {
           planner->nvls_available(gpus))
         algo = collective::Algorithm::nvls;
     }
-    inst.plan = planner->plan(inst.kind, inst.in_bytes * inst.gather_scale, gpus, proto, algo);
+    try {
+      inst.plan = planner->plan(inst.kind, inst.in_bytes * inst.gather_scale, gpus, proto, algo);
+    } catch (const InputError& e) {
+      // Which collective needs the route (a sub-communicator's relays are its own GPUs).
+      throw InputError(std::string(e.what()) + " (for " + inst.label + ", ranks [" + m.rank_list(ranks) + "])");
+    }
     for (const auto& f : inst.plan.flows) {
       needed.emplace(f.src, f.dst);
       if (inst.route_variant > 0) variant_pairs[inst.route_variant - 1].emplace(f.src, f.dst);

@@ -585,6 +585,12 @@ TEST(CollectiveCommand, ReplayedSubCommunicatorRelaysOnlyThroughItsOwnGpus) {
   const double alone_us = std::stod(composim::testing::collective_row("--op all_gather --bytes 1G --placement n0.gpu2,n1.gpu0 --topology " + tapered)[5]);
   EXPECT_NEAR(alone_us * 1e-6, 1073741824.0 / 2 / (0.25 * 2 * 200e9 / 8 * 64 / 66), 0.01 * alone_us * 1e-6);
   for (double us : durations_us) EXPECT_NEAR(us, alone_us, 0.001 * alone_us);
+  // Without a spine the communicator has no route (ranks 0 and 3 cannot relay for it): the
+  // error names the collective.
+  const std::string rail_only = make_cluster(d, "dgx-a100", 2, "0");
+  composim::testing::expect_cli_error("run" + traces + " --placement n0.gpu0,n0.gpu2,n1.gpu0,n1.gpu2 --topology " + rail_only,
+                                      "no GPU of the communicator near the NIC on that rail can relay over NVLink (PXN); NCCL sends no GPUDirect "
+                                      "through a CPU (for all_gather #0 of communicator \"sub\" (512.0 MiB), ranks [1,2])");
 }
 
 // NCCL's channels across machines share one speed, and it splits the data evenly over them.
