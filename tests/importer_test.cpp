@@ -318,8 +318,16 @@ TEST(Importer, ProcessGroupRanksMustAgree) {
     return d.write(name, R"x({"distributedInfo": {"rank": 0, "world_size": 3)x" + pg_config + R"x(}, "traceEvents": [)x" + k(1, 0, first) + ",\n" +
                              k(2, 100, second) + "]}");
   };
-  const std::string cfg = R"x(, "pg_config": [{"pg_name": "0", "backend_config": "cuda:nccl", "ranks": [0, 1]}])x";
+  const std::string cfg = R"x(, "pg_config": [{"pg_name": "0", "backend_config": "cuda:nccl", "pg_size": 2, "ranks": [0, 1]}])x";
   EXPECT_EQ(trace::import_kineto(trace("ok.json", cfg, "[0, 1]", "[1, 0]")).communicators[0].ranks, (std::vector<int>{0, 1}));
+  try {
+    trace::import_kineto(trace("size.json", R"x(, "pg_config": [{"pg_name": "0", "backend_config": "cuda:nccl", "pg_size": 3, "ranks": [0, 1]}])x",
+                               "[0, 1]", "[0, 1]"));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("size.json: distributedInfo.pg_config[0]: \"pg_size\" = 3 but \"ranks\" lists 2 ranks"), std::string::npos)
+        << e.what();
+  }
   try {
     trace::import_kineto(trace("cfg.json", cfg, "[0, 1]", "[0, 2]"));
     ADD_FAILURE() << "no error";

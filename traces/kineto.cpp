@@ -442,6 +442,13 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
                                                              "distributedInfo.pg_config[" + std::to_string(pi) + "].ranks[" + std::to_string(k) + "]",
                                                              0, 0, world - 1)));
             }
+          // PyTorch writes the whole rank list and its size: they must agree.
+          if (p.contains("pg_size") && p.contains("ranks")) {
+            const std::int64_t size = checked_int(p, "pg_size", path, "distributedInfo.pg_config[" + std::to_string(pi) + "]", 0, 0, 1'000'000);
+            if (static_cast<size_t>(size) != c.ranks.size())
+              input_error(path, "distributedInfo.pg_config[" + std::to_string(pi) + "]",
+                          "\"pg_size\" = " + std::to_string(size) + " but \"ranks\" lists " + std::to_string(c.ranks.size()) + " ranks");
+          }
           w.communicators.push_back(std::move(c));
         }
       }
