@@ -685,6 +685,7 @@ void Replay::Impl::match_collectives() {
       }
       auto key = std::make_tuple(comm.name, block, c.seq);
       auto [it, inserted] = by_key.emplace(key, static_cast<std::int32_t>(instances.size()));
+      const std::string* step = replicated ? nullptr : step_of(w, c);  // where this rank launched it
       if (inserted) {
         Instance inst;
         inst.label = std::string(collective::to_string(c.kind)) + " #" + std::to_string(c.seq) + " of communicator \"" +
@@ -698,7 +699,6 @@ void Replay::Impl::match_collectives() {
         inst.captured_ranks = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
         inst.member_slots = members;
         inst.comm_name = comm.name;
-        if (!replicated) inst.step = step_of(w, c), inst.step_rank = r;
         // Scaled to another rank count (--ranks), a data-parallel collective keeps its whole
         // buffer, as the same model on more GPUs does: an all-reduce's, a reduce-scatter's
         // input, an all-gather's output, whose input (the trace's size: the rank's shard)
@@ -734,15 +734,15 @@ void Replay::Impl::match_collectives() {
                           rank_list(inst.member_slots) + "] (group size " + std::to_string(inst.captured_ranks) + ")");
         // Collectives are paired by their order in each trace: traces of different profiler
         // windows with as many collectives would pair one step's with another's.
-        if (const std::string* mine = replicated ? nullptr : step_of(w, c); mine && inst.step && *mine != *inst.step)
+        if (step && inst.step && *step != *inst.step)
           input_error(w.source, place,
-                      "this rank launches it in " + *mine + ", rank " + std::to_string(rank_id(inst.step_rank)) + " in " + *inst.step + " (" +
+                      "this rank launches it in " + *step + ", rank " + std::to_string(rank_id(inst.step_rank)) + " in " + *inst.step + " (" +
                           workloads[rank_workload[inst.step_rank]].source +
                           "): collectives are matched by their order in each trace, so the traces must cover the same steps (give traces of "
                           "one profiler schedule)");
       }
       Instance& inst = instances[it->second];
-      if (!replicated && !inst.step) inst.step = step_of(w, c), inst.step_rank = r;
+      if (!inst.step) inst.step = step, inst.step_rank = r;
       inst.members.push_back({r, g.gpu_base + c.gpu_op});
       inst.measured_dur_s = std::min(inst.measured_dur_s, w.gpu_ops[c.gpu_op].dur_ns * 1e-9);
       instance_of[r][ci] = it->second;

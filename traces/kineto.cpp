@@ -165,9 +165,6 @@ bool parse_rank_list(const std::string& s, std::vector<int>& ranks, bool* trunca
   return true;
 }
 
-// The members of a group of `group_size` ranks of which the trace shows a truncated list:
-// the shown ranks continued with their stride (groups are contiguous or strided blocks),
-// or nothing (unknown) when they do not form one.
 // Whether two rank lists name the same ranks, in any order.
 bool same_members(std::vector<int> a, std::vector<int> b) {
   std::sort(a.begin(), a.end());
@@ -175,6 +172,9 @@ bool same_members(std::vector<int> a, std::vector<int> b) {
   return a == b;
 }
 
+// The members of a group of `group_size` ranks of which the trace shows a truncated list:
+// the shown ranks continued with their stride (groups are contiguous or strided blocks),
+// or nothing (unknown) when they do not form one.
 std::vector<int> complete_rank_list(const std::vector<int>& shown, std::int64_t group_size) {
   if (group_size == static_cast<std::int64_t>(shown.size())) return shown;
   if (shown.size() < 2 || group_size < static_cast<std::int64_t>(shown.size())) return {};
@@ -655,25 +655,25 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
           w.communicators.push_back(std::move(comm));
         } else if (w.communicators[cit->second].ranks.empty()) {
           w.communicators[cit->second].ranks = members();
-        } else if (const auto mine = members(); !mine.empty() && !same_members(mine, w.communicators[cit->second].ranks)) {
+        } else {
           // A process group's ranks as distributedInfo.pg_config (or an earlier collective)
-          // give them and as this collective's args give them must agree: which is right
-          // cannot be told, and either would be replayed without a word.
-          const auto list = [](const std::vector<int>& r) {
-            std::string t;
-            for (int x : r) t += (t.empty() ? "" : ", ") + std::to_string(x);
-            return "[" + t + "]";
-          };
-          input_error(path, "traceEvents[" + std::to_string(static_cast<size_t>(g.ev - &(*events)[0])) + "].args",
-                      "\"Process Group Ranks\" = \"" + get_str(a, "Process Group Ranks") + "\" but process group \"" + pg + "\" has ranks " +
-                          list(w.communicators[cit->second].ranks) +
-                          (cit->second < pg_config_count ? " in distributedInfo.pg_config" : " in an earlier collective"));
+          // give them and as this collective's args give them must agree, and its size: which
+          // is right cannot be told, and either would be replayed without a word.
+          const auto& known = w.communicators[cit->second].ranks;
+          const std::string args_place = "traceEvents[" + std::to_string(static_cast<size_t>(g.ev - &(*events)[0])) + "].args";
+          const std::string given_in = cit->second < pg_config_count ? " in distributedInfo.pg_config" : " in an earlier collective";
+          if (const auto mine = members(); !mine.empty() && !same_members(mine, known)) {
+            std::string list;
+            for (int x : known) list += (list.empty() ? "" : ", ") + std::to_string(x);
+            input_error(path, args_place,
+                        "\"Process Group Ranks\" = \"" + get_str(a, "Process Group Ranks") + "\" but process group \"" + pg + "\" has ranks [" +
+                            list + "]" + given_in);
+          }
+          if (c.group_size > 0 && static_cast<size_t>(c.group_size) != known.size())
+            input_error(path, args_place,
+                        "\"Group size\" = " + std::to_string(c.group_size) + " but process group \"" + pg + "\" has " +
+                            std::to_string(known.size()) + " ranks" + given_in);
         }
-        if (const auto& known = w.communicators[cit->second].ranks; c.group_size > 0 && !known.empty() && static_cast<size_t>(c.group_size) != known.size())
-          input_error(path, "traceEvents[" + std::to_string(static_cast<size_t>(g.ev - &(*events)[0])) + "].args",
-                      "\"Group size\" = " + std::to_string(c.group_size) + " but process group \"" + pg + "\" has " +
-                          std::to_string(known.size()) + " ranks" +
-                          (cit->second < pg_config_count ? " in distributedInfo.pg_config" : " in an earlier collective"));
         c.communicator = cit->second;
         if (comm_seq.size() < w.communicators.size()) comm_seq.resize(w.communicators.size(), 0);
         if (p2p_seq.size() < w.communicators.size()) p2p_seq.resize(w.communicators.size(), 0);
