@@ -23,6 +23,20 @@ inline constexpr double kMemoryBandwidth_Bps = 128e9;
 // per UPI hop (no datasheet figure; same order as a switch traversal).
 inline constexpr double kCpuInterconnectLatency_s = 100e-9;
 
+// staged_copy_Bps()
+//
+// Rate of a GPU-to-GPU copy that the CUDA driver stages through host memory
+// (cudaMemcpyPeer without P2P: device to host into a pinned buffer, then host to device, in
+// chunks), alone on a route whose links allow `bottleneck_Bps`: 1 / (1 / bottleneck_Bps +
+// 1 / host.staged_copy_handoff_Bps). The second term is the time per byte the driver adds
+// between the two legs (the hand-off of each chunk); it is not a link, so it is the same
+// on Gen4 and Gen5. Default 126 GB/s, fitted to one measurement: 8 x H100 SXM, P2P
+// disabled, 37.1 GB/s mean over 56 pairs on Gen5 x16 links that allow 52.6 (NVIDIA/nccl
+// #1264, p2pBandwidthLatencyTest). Held out: 6 x RTX 4090 on Gen4 x16, P2P disabled
+// (NVIDIA/nccl #814): predicted 21.8 GB/s, measured 20.1-22.4 (mean 22.0). NCCL's own
+// staging (its SHM transport) is collective::shm_transport_Bps(), not this.
+double staged_copy_Bps(double bottleneck_Bps);
+
 ModelInfo host_model_info();
 
 }  // namespace composim::host

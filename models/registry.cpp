@@ -94,16 +94,17 @@ void check_param(const std::string& name, double v, const std::string& origin, c
   auto& s = store();
   if (!s.values.count(name)) input_error(origin, where, "unknown model parameter (see `composim list-models`)");
   // What may be set: the efficiencies and latencies the models read at run time (what
-  // calibration fits), collective rates and NCCL's buffer size. Other registered values are
-  // documentation of constants.
+  // calibration fits), collective rates, the staged-copy hand-off rate and NCCL's buffer
+  // size. Other registered values are documentation of constants.
   const bool efficiency = name.find("efficiency") != std::string::npos || name.rfind("collective.tuner_bandwidth_fraction_", 0) == 0;
   const bool latency = name.rfind("collective.", 0) == 0 && name.find("latency") != std::string::npos;
-  const bool rate = name.rfind("collective.", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, "_Bps") == 0;
+  const bool rate = (name.rfind("collective.", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, "_Bps") == 0) ||
+                    name == "host.staged_copy_handoff_Bps";
   const bool buffsize = name == "collective.nccl_buffsize_B";
   if (!efficiency && !latency && !rate && !buffsize)
     input_error(origin, where,
-                "cannot be set (only link and protocol efficiencies, the tuner's bandwidth fractions, collective latencies, collective rates "
-                "and collective.nccl_buffsize_B can)");
+                "cannot be set (only link and protocol efficiencies, the tuner's bandwidth fractions, collective latencies, collective rates, "
+                "host.staged_copy_handoff_Bps and collective.nccl_buffsize_B can)");
   if (!std::isfinite(v)) input_error(origin, where, "expected a number");
   // Below 1% no link or protocol runs: such a value is a typo, and would give absurd times.
   if (efficiency && !(v >= 0.01 && v <= 1)) input_error(origin, where, "an efficiency or fraction must be in [0.01, 1]");

@@ -1,6 +1,7 @@
 #include "sim/platform.hpp"
 
 #include "models/collective.hpp"
+#include "models/host.hpp"
 
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
@@ -62,6 +63,13 @@ Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int
       if (!shm[src]) shm[src] = zone->create_link(nodes[src].name + ":shm", collective::shm_transport_Bps())->set_latency(0)->seal();
       path.emplace_back(shm[src]);
     }
+    // A plain CUDA copy staged through host memory (cudaMemcpyPeer without P2P): a link of
+    // its own caps it at host::staged_copy_Bps() of the route's bottleneck, the driver's
+    // hand-off between the two legs (a serial cost, which shared links cannot express).
+    if (!nccl_paths && r.staged)
+      path.emplace_back(zone->create_link(from->get_name() + "->" + nodes[dst].name + ":staging", host::staged_copy_Bps(r.bottleneck_Bps))
+                            ->set_latency(0)
+                            ->seal());
     zone->add_route(from->get_netpoint(), hosts_[dst]->get_netpoint(), nullptr, nullptr, path, false);
   };
   for (auto [src, dst] : pairs) {

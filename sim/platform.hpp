@@ -4,9 +4,11 @@
 // memory), one split-duplex link per topology link (UP = from -> to), one SHARED link per
 // host memory (reads and writes share DRAM bandwidth), and, for NCCL paths, one link per GPU
 // for what it sends to peers through host memory, at NCCL's SHM transport rate
-// (collective::shm_transport_Bps()). Routes are the ones of topologies/routing.hpp, added
-// explicitly to a full zone for the endpoint pairs the run needs. The network model is CM02
-// with cross-traffic off.
+// (collective::shm_transport_Bps()); without NCCL paths, one link per GPU pair whose copies
+// the driver stages through host memory, at host::staged_copy_Bps() of the route's
+// bottleneck (such a copy's rate alone; concurrent ones share it). Routes are the ones of
+// topologies/routing.hpp, added explicitly to a full zone for the endpoint pairs the run
+// needs. The network model is CM02 with cross-traffic off.
 //
 // Latency is not on the SimGrid links: CM02 shares a link among flows in inverse
 // proportion to their route latency (TCP's RTT unfairness, network_cm02.cpp's
