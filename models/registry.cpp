@@ -111,8 +111,9 @@ void check_param(const std::string& name, double v, const std::string& origin, c
   if (latency && !(v >= 0 && v <= 1)) input_error(origin, where, "a latency must be in [0, 1] s");
   // A per-GPU LL128 rate of 0 means no such term (collective::achieved_processing_s()).
   const bool zero_is_off = name.rfind("collective.ll128_gpu_rate_", 0) == 0;
-  if (rate && zero_is_off && !(v >= 0)) input_error(origin, where, "a rate must be >= 0 (bytes/s; 0: no such term)");
-  if (rate && !zero_is_off && !(v > 0)) input_error(origin, where, "a rate must be positive (bytes/s)");
+  // Below 1 byte/s a rate is a typo, and its inverse may overflow to infinity.
+  if (rate && zero_is_off && !(v == 0 || v >= 1)) input_error(origin, where, "a rate must be 0 (no such term) or at least 1 byte/s");
+  if (rate && !zero_is_off && !(v >= 1)) input_error(origin, where, "a rate must be at least 1 byte/s");
   // NCCL_BUFFSIZE: 8 steps of at least 8 KiB; NCCL allocates it per channel and peer.
   if (buffsize && !(v >= 65536 && v <= 1073741824 && v == std::floor(v)))
     input_error(origin, where, "NCCL's buffer size must be a whole number of bytes in [64 KiB, 1 GiB]");

@@ -27,16 +27,25 @@ Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int
   auto* zone = sg4::create_full_zone(t.name());
   const auto& nodes = t.nodes();
   hosts_.assign(nodes.size(), nullptr);
+  // SimGrid aborts on a link name used twice, and topology link names are free text (a
+  // split-duplex link also takes NAME_UP and NAME_DOWN): every name is made unused here.
+  auto unused = [](std::string name, bool split_duplex) {
+    auto taken = [&](const std::string& n) {
+      return sg4::Link::by_name_or_null(n) || (split_duplex && (sg4::Link::by_name_or_null(n + "_UP") || sg4::Link::by_name_or_null(n + "_DOWN")));
+    };
+    while (taken(name)) name += "'";
+    return name;
+  };
+  std::vector<sg4::Link*> links;
+  for (const auto& l : t.links())
+    links.push_back(zone->create_split_duplex_link(unused(l.name, true), l.bandwidth_Bps)->set_latency(0)->seal());
   std::vector<sg4::Link*> memory(nodes.size(), nullptr), shm(nodes.size(), nullptr);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto& n = nodes[i];
     if (n.is_endpoint()) hosts_[i] = zone->create_host(n.name, 1e9)->seal();
     if (n.type == topo::NodeType::host)
-      memory[i] = zone->create_link(n.name + ":memory", n.memory_bandwidth_Bps)->set_latency(0)->seal();
+      memory[i] = zone->create_link(unused(n.name + ":memory", false), n.memory_bandwidth_Bps)->set_latency(0)->seal();
   }
-  std::vector<sg4::Link*> links;
-  for (const auto& l : t.links())
-    links.push_back(zone->create_split_duplex_link(l.name, l.bandwidth_Bps)->set_latency(0)->seal());
 
   // The SimGrid route of `r` (from src to dst), from host `from`.
   auto add_route = [&](sg4::Host* from, int src, int dst, const topo::Route& r) {
@@ -51,23 +60,22 @@ Platform::Platform(const topo::Topology& t, const std::vector<std::pair<int, int
       path.emplace_back(links[hop.link], hop.forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
       if (h + 1 < r.hops.size()) {
         const int n = r.transit[transit_i++];
-        if (r.staged && nodes[n].type == topo::NodeType::host &&
-            std::find(r.memory_hosts.begin(), r.memory_hosts.end(), n) != r.memory_hosts.end())
-          add_memory(n);
+        if (r.staged && nodes[n].type == topo::NodeType::host)
+          for (auto c = std::count(r.memory_hosts.begin(), r.memory_hosts.end(), n); c > 0; --c) add_memory(n);
       }
     }
     if (nodes[dst].type == topo::NodeType::host) add_memory(dst);
     // NCCL's SHM transport: what a GPU sends to other GPUs through host memory moves at most
     // at collective::shm_transport_Bps(), shared by all its peers.
     if (nccl_paths && r.shm()) {
-      if (!shm[src]) shm[src] = zone->create_link(nodes[src].name + ":shm", collective::shm_transport_Bps())->set_latency(0)->seal();
+      if (!shm[src]) shm[src] = zone->create_link(unused(nodes[src].name + ":shm", false), collective::shm_transport_Bps())->set_latency(0)->seal();
       path.emplace_back(shm[src]);
     }
     // A plain CUDA copy staged through host memory (cudaMemcpyPeer without P2P): a link of
     // its own caps it at host::staged_copy_Bps() of the route's bottleneck, the driver's
     // hand-off between the two legs (a serial cost, which shared links cannot express).
     if (!nccl_paths && r.staged)
-      path.emplace_back(zone->create_link(from->get_name() + "->" + nodes[dst].name + ":staging", host::staged_copy_Bps(r.bottleneck_Bps))
+      path.emplace_back(zone->create_link(unused(from->get_name() + "->" + nodes[dst].name + ":staging", false), host::staged_copy_Bps(r.bottleneck_Bps))
                             ->set_latency(0)
                             ->seal());
     zone->add_route(from->get_netpoint(), hosts_[dst]->get_netpoint(), nullptr, nullptr, path, false);

@@ -795,6 +795,31 @@ TEST(CollectiveCommand, StagedCopyPaysTheDriversHandOff) {
   EXPECT_LE(staged, 22.42 * 1.1);
   const std::string params = d.write("params.json", R"({"params": {"host.staged_copy_handoff_Bps": 1e18}})");
   EXPECT_NEAR(copy_GBps(" --params " + params), link_GBps, 0.002 * link_GBps);
+  // 1 / 1e-320 is infinite: such a rate is refused, not turned into no hand-off at all.
+  const std::string tiny = d.write("tiny.json", R"({"params": {"host.staged_copy_handoff_Bps": 1e-320}})");
+  composim::testing::expect_cli_error("p2p --topology " + topo + " --params " + tiny,
+                                      tiny + ": params.host.staged_copy_handoff_Bps: a rate must be at least 1 byte/s");
+}
+
+// SimGrid aborts on a link name used twice: the platform's own links (staging, SHM, host
+// memory) never take a name a topology link or another of them has, whatever the node and
+// link names ("g" -> "h->i" and "g->h" -> "i" once gave one staging link name).
+TEST(CollectiveCommand, PlatformLinkNamesNeverCollide) {
+  composim::testing::TempDir d;
+  const std::string topo = d.write("names.json", R"({"schema_version": 1, "name": "names", "nodes": [
+    {"name": "cpu0", "type": "host", "p2p_across_root_ports": false}, {"name": "sw0", "type": "pcie_switch", "generation": 4},
+    {"name": "g", "type": "gpu", "model": "A100"}, {"name": "h->i", "type": "gpu", "model": "A100"},
+    {"name": "g->h", "type": "gpu", "model": "A100"}, {"name": "i", "type": "gpu", "model": "A100"}],
+   "links": [{"name": "cpu0:memory", "from": "cpu0", "to": "sw0", "type": "pcie", "generation": 4, "lanes": 16},
+    {"name": "a", "from": "sw0", "to": "g", "type": "pcie", "generation": 4, "lanes": 16},
+    {"name": "a_UP", "from": "cpu0", "to": "h->i", "type": "pcie", "generation": 4, "lanes": 16},
+    {"name": "g->h:staging", "from": "cpu0", "to": "g->h", "type": "pcie", "generation": 4, "lanes": 16},
+    {"name": "i:shm", "from": "sw0", "to": "i", "type": "pcie", "generation": 4, "lanes": 16}]})");
+  auto r = composim::testing::run_cli("p2p --topology " + topo);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // g and i share sw0 (P2P at the Gen4 x16 rate); every other pair is staged through cpu0.
+  EXPECT_NE(r.out.find("     0        -   21.77   21.77   26.33"), std::string::npos) << r.out;
+  EXPECT_EQ(composim::testing::collective_row("--bytes 1M --p2p off --topology " + topo)[8], "RING");
 }
 
 TEST(CollectiveCommand, BadArguments) {

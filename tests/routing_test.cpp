@@ -34,8 +34,35 @@ TEST(Routing, AcrossRootPortsIsStagedThroughHostMemory) {
   auto r = topo::route(t, node(t, "gpu0"), node(t, "gpu4"));
   EXPECT_TRUE(r.staged);
   EXPECT_EQ(path(t, r), "gpu0>sw0>cpu0>cpu1>sw1>gpu4");
-  ASSERT_EQ(r.memory_hosts.size(), 1u);
+  // cpu0's memory is written by gpu0 and read for gpu4: crossed twice.
+  ASSERT_EQ(r.memory_hosts.size(), 2u);
   EXPECT_EQ(t.nodes()[r.memory_hosts[0]].name, "cpu0");
+  EXPECT_EQ(r.memory_hosts[1], r.memory_hosts[0]);
+}
+
+// A staged copy moves each byte through its staging memory twice: a memory slower than
+// the links caps it at half its bandwidth, in the route and in the simulated copy (plus the
+// driver's hand-off): 10 GB/s of memory, Gen4 x16 links: 1 / (1 / 5 + 1 / 126) GB/s.
+TEST(Routing, StagedCopyCrossesItsMemoryTwice) {
+  composim::testing::TempDir d;
+  const std::string file = d.write("lowmem.json", R"({"schema_version": 1, "name": "lowmem", "nodes": [
+    {"name": "cpu0", "type": "host", "memory_bandwidth_Bps": 10e9, "p2p_across_root_ports": false},
+    {"name": "gpu0", "type": "gpu", "model": "A100"}, {"name": "gpu1", "type": "gpu", "model": "A100"}],
+   "links": [{"from": "cpu0", "to": "gpu0", "type": "pcie", "generation": 4, "lanes": 16},
+    {"from": "cpu0", "to": "gpu1", "type": "pcie", "generation": 4, "lanes": 16}]})");
+  auto t = topo::Topology::load(file);
+  auto r = topo::route(t, node(t, "gpu0"), node(t, "gpu1"));
+  EXPECT_TRUE(r.staged);
+  EXPECT_DOUBLE_EQ(r.bottleneck_Bps, 5e9);
+  auto run = composim::testing::run_cli("p2p --topology " + file + " --out " + d.path());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::ifstream csv(d.path() + "/p2p.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  const double copy_GBps = std::stod(row.substr(row.find(",gpu1,") + 6));
+  const double bytes = 64.0 * 1048576, rate_GBps = 1 / (1 / 5.0 + 1 / 126.0);
+  EXPECT_NEAR(copy_GBps, bytes / (r.latency_s + bytes / (rate_GBps * 1e9)) / 1e9, 1e-3);
 }
 
 TEST(Routing, P2pDisabledStagesEvenUnderOneSwitch) {

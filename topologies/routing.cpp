@@ -157,8 +157,12 @@ void finish(const Topology& t, Route& r) {
     r.latency_s += l.latency_s;
   }
   for (int n : r.transit) r.latency_s += t.nodes()[n].latency_s;
-  for (int h : r.memory_hosts) {
-    r.bottleneck_Bps = std::min(r.bottleneck_Bps, t.nodes()[h].memory_bandwidth_Bps);
+  for (size_t i = 0; i < r.memory_hosts.size(); ++i) {
+    const int h = r.memory_hosts[i];
+    if (std::find(r.memory_hosts.begin(), r.memory_hosts.begin() + static_cast<std::ptrdiff_t>(i), h) != r.memory_hosts.begin() + static_cast<std::ptrdiff_t>(i))
+      continue;  // counted with its first crossing
+    const auto crossings = std::count(r.memory_hosts.begin(), r.memory_hosts.end(), h);
+    r.bottleneck_Bps = std::min(r.bottleneck_Bps, t.nodes()[h].memory_bandwidth_Bps / static_cast<double>(crossings));
     // A host at an end of the route adds its root complex latency (transit hosts already did).
     if (std::find(r.transit.begin(), r.transit.end(), h) == r.transit.end()) r.latency_s += t.nodes()[h].latency_s;
   }
@@ -224,7 +228,7 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
                                 "), the chassis does not allow P2P across hosts (fabric_p2p_across_hosts) and the hosts share no network");
     chain(t, r, {bfs(t, src, ha, Class::pcie), bfs(t, ha, na, Class::pcie), net, bfs(t, nb, hb, Class::pcie), bfs(t, hb, dst, Class::pcie)},
           {ha, na, nb, hb});
-    r.memory_hosts = {ha, hb};
+    r.memory_hosts = {ha, ha, hb, hb};  // each written, then read (by the NIC, by the GPU)
     r.staged = true;
     r.network = true;
     finish(t, r);
@@ -379,7 +383,7 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
       if (up.empty() || down.empty()) no_route(t, src, dst, "P2P is not possible and there is no staging path through host memory");
       r.staged = true;
       chain(t, r, {up, down}, {h});
-      r.memory_hosts.push_back(h);
+      r.memory_hosts = {h, h};  // written by the source, read by the destination
       finish(t, r);
       return r;
     }

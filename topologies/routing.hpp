@@ -36,7 +36,8 @@ struct Route {
   int src = -1, dst = -1;
   std::vector<Hop> hops;
   std::vector<int> transit;      // transit nodes in order (each adds its latency)
-  std::vector<int> memory_hosts; // hosts whose memory the route crosses (endpoints or staging)
+  std::vector<int> memory_hosts; // hosts whose memory the route crosses, once per crossing
+                                 // (endpoints once; a staging memory is written and read)
   bool staged = false;           // GPU-to-GPU staged through host memory
   bool nvlink = false;           // uses NVLink only
   bool nvb = false;              // NVLink through an intermediate GPU (NCCL's PATH_NVB)
