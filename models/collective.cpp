@@ -205,7 +205,7 @@ double indirect_nvlink_efficiency() { return param("collective.efficiency_indire
 
 double tree_simple_chunk_B() { return param("collective.nccl_buffsize_B") / 8.0; }  // NCCL_STEPS
 
-double tree_simple_chunk_latency_s() { return 262144.0 / 12e9; }
+double tree_simple_chunk_latency_s() { return param("collective.tree_simple_chunk_latency_s"); }
 
 double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu) {
   if (machines <= 1) {
@@ -334,6 +334,10 @@ ModelInfo collective_model_info() {
                 "fitted to vTrain V100 all-reduce, 5 GPUs (GPU4's only NVLink peer is GPU0), 64 MiB-1 GiB: the only source with such a hop"},
                {"nccl_buffsize_B", "B", 4194304.0, "NCCL_BUFFSIZE: Simple's buffer per channel and peer; a tree moves Simple in chunks of 1/8 of it",
                 "NCCL DEFAULT_BUFFSIZE (4 MiB) and enqueue.cc (stepSize = buffSize / NCCL_STEPS; a tree's Simple chunk is one step)"},
+               {"tree_simple_chunk_latency_s", "s", 262144.0 / 12e9,
+                "the part of a tree's per-step latency in Simple that stands for one chunk; a running tree moves its actual chunks instead",
+                "NCCL tuning.cc: \"Tree/Simple is the latency a 256kB chunk, which is ~ base lat + 256k/12GB/s\" (21.8 us of its 28 us step); "
+                "0 for latency tables whose tree step has no such part (models/params/rccl-2.8.json)"},
                {"shm_transport_Bps", "B/s", 5.2e9, "what one GPU sends to its peers through host memory, in all (SHM transport)",
                 "fitted to DGX A100 4 GPUs with NCCL_P2P_DISABLE=1 (LLM-Insights, NCCL 2.16): 5.2 GB/s busbw; NVIDIA/nccl #1817 (8 x L20, 6.1 GB/s avg) and #384 (Gen3, 3.9 GB/s, 1 channel) agree in order"},
                {"extra_latency_LL128_achieved_nvlink_gen2_s", "s", kExtraLatencyLL128Gen2_s, "LL128 latency on NVLink2 (V100) beyond NCCL's latency model",

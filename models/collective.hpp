@@ -176,7 +176,8 @@ double tree_simple_chunk_B();
 // tuner counts it whatever the message; a running tree moves its actual chunks instead:
 // composim's runtime latency leaves it out and adds the tree's pipeline fill, (hops - 1) x
 // chunk / channel bandwidth (sim/collectives.cpp), so small messages are not charged for
-// chunks they do not have.
+// chunks they do not have. The parameter collective.tree_simple_chunk_latency_s: other
+// latency tables (RCCL 2.8's tree steps are 3.8-19.5 us) set it to what their step holds.
 double tree_simple_chunk_latency_s();
 
 // Fraction of a tree's bandwidth NCCL's trees reach (tuning.cc: tree busBw x 0.92), the

@@ -1836,6 +1836,13 @@ TEST(Cli, RcclParamsFileAndRepeatedParams) {
   EXPECT_NEAR(std::stod(both.at(16)), 10.5 + 2 * 1.3, 1e-9);
   auto swapped = composim::testing::collective_row(two + "--params " + q(later) + " --params " + q(rccl));
   EXPECT_NEAR(std::stod(swapped.at(16)), 20.5 + 2 * 1.3, 1e-9);
+  // A tree in Simple keeps RCCL's 5.7 us per PCIe step: 40.4 + 2 x 5.7 us. NCCL's 28 us step
+  // holds a 21.8 us chunk that a running tree moves for real, but RCCL's steps are shorter
+  // than that chunk: subtracting it had left RCCL's base latency alone (40.4 us).
+  auto tree = composim::testing::collective_row(two + "--algo tree --proto Simple --params " + q(rccl));
+  EXPECT_NEAR(std::stod(tree.at(16)), 40.4 + 2 * 5.7, 1e-9);
+  auto nccl_tree = composim::testing::collective_row(two + "--algo tree --proto Simple");
+  EXPECT_NEAR(std::stod(nccl_tree.at(16)), 0 + 2 * (28 - 262144 / 12e3), 1e-6);  // NCCL's tree Simple base latency is 0
 
   nlohmann::json c = nlohmann::json::parse(std::ifstream(source_dir() + "/validation/cases/rccl-2gpu-one-pcie-switch.json"));
   c["run"]["params"] = "no-such-params.json";
