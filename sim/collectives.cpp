@@ -475,9 +475,12 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
             if (l.type == topo::LinkType::nvlink && l.generation > 0)
               s.nvlink_generation = s.nvlink_generation ? std::min(s.nvlink_generation, l.generation) : l.generation;
           }
-    // The achieved LL128 figures are per GPU family (V100 on NVLink2, A100 on NVLink3, ...):
-    // GPUs of another family on these links keep NCCL's own figures.
-    const int family_generation = s.compute_capability >= 100 ? 5 : s.compute_capability >= 90 ? 4 : s.compute_capability >= 80 ? 3 : 2;
+    // The achieved LL128 and Simple figures are per GPU family, each measured on its
+    // datacenter GPU (V100: compute capability 7.0 on NVLink2; A100: 8.0 on NVLink3; H100:
+    // 9.0 on NVLink4; B200: 10.x on NVLink5): other GPUs on such links (RTX 2080 Ti, 7.5, on
+    // NVLink2; RTX 3090 / A6000, 8.6, on NVLink3) keep NCCL's own figures.
+    const int cc = s.compute_capability;
+    const int family_generation = cc == 70 ? 2 : cc == 80 ? 3 : cc == 90 ? 4 : cc >= 100 && cc < 110 ? 5 : -1;
     // NVLS (NCCL 2.18.3 nvls.cc / search.cc): 3 or more GPUs of compute capability 9.0+, each
     // on NVSwitches over NVLink4 or later, with peer-to-peer, and every NVLS flow (GPU i to
     // GPU i+1) routed over NVLink through a switch; the GPUs' NVLink to the switches as NCCL

@@ -801,6 +801,27 @@ TEST(CollectiveCommand, StagedCopyPaysTheDriversHandOff) {
                                       tiny + ": params.host.staged_copy_handoff_Bps: a rate must be at least 1 byte/s");
 }
 
+// The achieved-rate terms fitted to V100 (NVLink2) belong to V100: 2 RTX 2080 Ti (compute
+// capability 7.5) on an NVLink2 bridge keep NCCL's own figures: ring Simple at 8.4 + 2 x 3.4
+// us, where 2 V100s pay 5.0 us more, and LL128 without V100's per-GPU rate term.
+TEST(CollectiveCommand, V100FittedTermsStayOnV100) {
+  composim::testing::TempDir d;
+  const std::string ti = d.write("ti2.json", R"({"schema_version": 1, "name": "ti2", "nodes": [{"name": "cpu0", "type": "host"},
+    {"name": "gpu0", "type": "gpu", "model": "RTX 2080 Ti"}, {"name": "gpu1", "type": "gpu", "model": "RTX 2080 Ti"}],
+   "links": [{"from": "cpu0", "to": "gpu0", "type": "pcie", "generation": 3, "lanes": 16},
+    {"from": "cpu0", "to": "gpu1", "type": "pcie", "generation": 3, "lanes": 16},
+    {"from": "gpu0", "to": "gpu1", "type": "nvlink", "generation": 2, "links": 2}]})");
+  auto turing = composim::testing::collective_row("--bytes 8M --proto Simple --topology " + ti);
+  EXPECT_EQ(turing[9], "Simple");
+  EXPECT_NEAR(std::stod(turing[16]), 8.4 + 2 * 3.4, 1e-9);
+  auto volta = composim::testing::collective_row("--bytes 8M --proto Simple --gpus 2 --topology dgx1-v100");
+  EXPECT_NEAR(std::stod(volta[16]), 8.4 + 2 * 3.4 + 5.0, 1e-9);
+  auto ll128 = composim::testing::collective_row("--bytes 8M --proto LL128 --topology " + ti);
+  EXPECT_EQ(ll128[9], "LL128");
+  EXPECT_EQ(std::stod(ll128[18]), 0.0);
+  EXPECT_GT(std::stod(composim::testing::collective_row("--bytes 8M --proto LL128 --gpus 2 --topology dgx1-v100")[18]), 0.0);
+}
+
 // SimGrid aborts on a link name used twice: the platform's own links (staging, SHM, host
 // memory) never take a name a topology link or another of them has, whatever the node and
 // link names ("g" -> "h->i" and "g->h" -> "i" once gave one staging link name).
