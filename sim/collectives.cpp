@@ -828,7 +828,11 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
     shm_step = std::max(shm_step, shm_step_s(pair.first, pair.second));
     plugin = std::max(plugin, net_plugin_latency_s(pair.first, pair.second));
   }
-  p.channels = static_cast<int>(L);
+  // Reported as channels: the GPUs of the smallest machine (the flows per GPU and group of
+  // machines), whatever the order of the GPUs.
+  size_t smallest = L;
+  for (int m : machine_ids) smallest = std::min(smallest, by_machine[m].size());
+  p.channels = static_cast<int>(smallest);
   p.link_class = M > 1 ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
   p.latency_s = collective::latency_s(p.protocol, p.link_class, 1) + shm_step + plugin_step_s(p.protocol, plugin);
   p.steps = p.hop_steps = 1;

@@ -274,7 +274,9 @@ std::string format_table_header(const std::string& title) {
 std::string format_table_row(const SweepOptions& o, const SweepRow& r) {
   char line[256];
   std::snprintf(line, sizeof line, "%12.0f  %12.0f  %8s  %6s  %6d  %7.1f  %6.2f  %6.2f  %-5s  %-6s  %8d\n", r.size_B, r.count, "float",
-                o.kind == Kind::all_reduce || o.kind == Kind::reduce || o.kind == Kind::reduce_scatter ? "sum" : "none",
+                // nccl-tests names the reduction of the operations that take one; sendrecv_perf
+                // runs its op loop too (sum by default), the rest print "none".
+                o.kind == Kind::all_reduce || o.kind == Kind::reduce || o.kind == Kind::reduce_scatter || o.kind == Kind::send_recv ? "sum" : "none",
                 o.kind == Kind::broadcast || o.kind == Kind::reduce ? 0 : -1, r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9,
                 (o.kind == Kind::all_to_all || o.kind == Kind::send_recv) ? "P2P" : std::string(collective::to_string(r.algorithm)).c_str(),
                 std::string(collective::to_string(r.protocol)).c_str(), r.channels);

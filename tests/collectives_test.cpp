@@ -843,6 +843,17 @@ TEST(CollectiveCommand, PlatformLinkNamesNeverCollide) {
   EXPECT_EQ(composim::testing::collective_row("--bytes 1M --p2p off --topology " + topo)[8], "RING");
 }
 
+// The redop column as nccl-tests prints it: sendrecv_perf runs its op loop (sum by
+// default), all_gather_perf and alltoall_perf print none.
+TEST(CollectiveCommand, RedopColumnAsNcclTests) {
+  for (const auto& [op, redop] : std::vector<std::pair<std::string, std::string>>{
+           {"send_recv", "float     sum      -1"}, {"all_gather", "float    none      -1"}, {"all_to_all", "float    none      -1"}}) {
+    auto r = composim::testing::run_cli("collective --op " + op + " --bytes 1M --gpus 2 --topology dgx-a100");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(redop), std::string::npos) << op << "\n" << r.out;
+  }
+}
+
 TEST(CollectiveCommand, BadArguments) {
   composim::testing::expect_cli_error("collective --op all_smoosh --topology dgx-a100", "unknown collective \"all_smoosh\"");
   // A name that only contains a collective's is not it ("alreduce" had run a reduce).
