@@ -619,6 +619,11 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
       input_error(topology.file(), "--gpus", std::to_string(n) + " GPUs but the first " + (topology.composed() ? "host" : "machine") + " of topology \"" +
                                                  topology.name() + "\" has only " + std::to_string(visible.size()));
     gpus.assign(visible.begin(), visible.begin() + n);
+    if (a.gpus <= 0 && gpus.size() < 2)
+      input_error(topology.file(), "p2p",
+                  std::string("the first ") + (topology.composed() ? "host" : "machine") + " of topology \"" + topology.name() + "\" sees " +
+                      std::to_string(gpus.size()) + " GPU" + (gpus.size() == 1 ? "" : "s") +
+                      " and the copy matrix needs at least 2: name the GPUs with --placement");
   }
   double bytes = 0;
   try {
@@ -648,8 +653,11 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
       }
       std::printf("%8.2f", bw[k] / 1e9);
       const auto r = topo::route(topology, gpus[i], gpus[j]);
-      csv += std::to_string(i) + "," + std::to_string(j) + "," + topology.nodes()[gpus[i]].name + "," + topology.nodes()[gpus[j]].name + "," +
-             std::to_string(bw[k] / 1e9) + "," + (r.nvlink ? "nvlink" : r.network ? "network" : r.staged ? "staged" : "pcie") + "\n";
+      char rate[32];
+      std::snprintf(rate, sizeof rate, "%.9g", bw[k] / 1e9);
+      csv += std::to_string(i) + "," + std::to_string(j) + "," + sim::csv_field(topology.nodes()[gpus[i]].name) + "," +
+             sim::csv_field(topology.nodes()[gpus[j]].name) + "," + rate + "," +
+             (r.nvlink ? "nvlink" : r.network ? "network" : r.staged ? "staged" : "pcie") + "\n";
       ++k;
     }
     std::printf("\n");
@@ -723,10 +731,21 @@ int cmd_topology(const std::string& name, const std::string& p2p, const std::str
            l.bandwidth_Bps / 1e9, l.latency_s * 1e6, l.trained.empty() ? "" : (" (" + l.trained + ")").c_str());
     const auto& g = t.gpus();
     text += "routes:\n";
+    // A pair without a route (hosts of a composition that share no network) is listed as
+    // such: the rest of the listing, and --dot, do not need it.
+    auto describe = [&](int a, int b) {
+      try {
+        return topo::describe(t, topo::route(t, a, b, false, proxies));
+      } catch (const InputError& e) {
+        const std::string why = e.what();
+        const auto colon = why.find(": ", why.find(" -> "));
+        return t.nodes()[a].name + " -> " + t.nodes()[b].name + "  [no route: " + (colon == std::string::npos ? why : why.substr(colon + 2)) + "]";
+      }
+    };
     for (size_t i = 0; i < g.size(); ++i) {
-      text += "  " + topo::describe(t, topo::route(t, g[i], t.host_of(g[i]))) + "\n";
+      text += "  " + describe(g[i], t.host_of(g[i])) + "\n";
       for (size_t j = 0; j < g.size(); ++j)
-        if (i != j) text += "  " + topo::describe(t, topo::route(t, g[i], g[j], false, proxies)) + "\n";
+        if (i != j) text += "  " + describe(g[i], g[j]) + "\n";
     }
   }
   if (!dot.empty()) {

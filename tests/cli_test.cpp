@@ -1557,6 +1557,55 @@ TEST(Cli, TopologyRouteAcrossSocketsIsStaged) {
   EXPECT_NE(r.out.find("gpu4"), std::string::npos) << r.out;
 }
 
+// Names are free text (but for , : = and blanks): the DOT file escapes quotes and
+// backslashes, p2p.csv quotes as RFC 4180 does. A GPU pair without a route is listed as such
+// and does not stop the listing or --dot. p2p on a first host with one GPU says so.
+TEST(Cli, TopologyOutputsTakeAnyNameAndPairsWithoutRoute) {
+  TempDir d;
+  const std::string odd = d.write("odd.json", R"({"schema_version": 1, "name": "odd", "nodes": [{"name": "cpu0", "type": "host"},
+    {"name": "sw\"0", "type": "pcie_switch", "generation": 3}, {"name": "gpu\"0", "type": "gpu", "model": "V100-PCIE"},
+    {"name": "gpu\\1", "type": "gpu", "model": "V100-PCIE"}],
+   "links": [{"from": "cpu0", "to": "sw\"0", "type": "pcie", "generation": 3, "lanes": 16},
+    {"from": "sw\"0", "to": "gpu\"0", "type": "pcie", "generation": 3, "lanes": 16},
+    {"from": "sw\"0", "to": "gpu\\1", "type": "pcie", "generation": 3, "lanes": 16}]})");
+  auto r = run_cli("topology " + odd + " --dot " + d.path() + "/odd.dot");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream dot(d.path() + "/odd.dot");
+  const std::string text((std::istreambuf_iterator<char>(dot)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(R"([label="sw\"0\npcie_switch")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"([label="gpu\\1\ngpu)"), std::string::npos) << text;
+  r = run_cli("p2p --topology " + odd + " --out " + d.path() + "/p2p");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream csv(d.path() + "/p2p/p2p.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  EXPECT_EQ(row.rfind(R"(0,1,"gpu""0",gpu\1,13.16)", 0), 0u) << row;
+
+  // Two hosts of the chassis without their network: gpu0 and gpu8 have no route.
+  nlohmann::json t = nlohmann::json::parse(std::ifstream(source_dir() + "/topologies/shipped/composable-falcon4016.json"));
+  nlohmann::json nodes = nlohmann::json::array(), links = nlohmann::json::array();
+  std::set<std::string> dropped;
+  for (const auto& n : t["nodes"])
+    if (n["type"] == "nic" || n["type"] == "network_switch") dropped.insert(n["name"].get<std::string>());
+    else nodes.push_back(n);
+  for (const auto& l : t["links"])
+    if (!dropped.count(l["from"].get<std::string>()) && !dropped.count(l["to"].get<std::string>())) links.push_back(l);
+  t["nodes"] = nodes;
+  t["links"] = links;
+  t["composition"] = {{"host0", {"gpu0", "gpu1"}}, {"host1", {"gpu8", "gpu9"}}};
+  const std::string nonet = d.write("nonet.json", t.dump());
+  r = run_cli("topology " + nonet + " --dot " + d.path() + "/nonet.dot");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  gpu0 -> leaf0 -> gpu1  [PCIe"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  gpu0 -> gpu8  [no route: they are attached to different hosts (host0, host1)"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(d.path() + "/nonet.dot"));
+  r = run_cli("p2p --topology composable-falcon4016 --compose host0=gpu8,host1=gpu0-3");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("the first host of topology \"composable-falcon4016\" sees 1 GPU and the copy matrix needs at least 2: name the GPUs with --placement"),
+            std::string::npos) << r.err;
+}
+
 TEST(Cli, TopologyRouteNvlink) {
   const CliResult r = run_cli("topology dgx1-v100 --route gpu0 gpu1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -1581,8 +1630,9 @@ TEST(Cli, TopologyDot) {
   EXPECT_NE(text.find("gpu7"), std::string::npos);
 }
 
-// The listing is printed whole or not at all: a route that cannot be found (two machines
-// without NICs) or a --dot that cannot be written leaves nothing on stdout.
+// The listing is printed whole or not at all: a --dot that cannot be written leaves nothing
+// on stdout. A GPU pair without a route (two machines without NICs) is listed as such;
+// asked for with --route, or by `collective`, it is an error.
 TEST(Cli, TopologyListingIsWholeOrNothing) {
   TempDir tmp;
   const json two_machines = json::parse(R"({"schema_version": 1, "name": "s", "nodes": [
@@ -1593,9 +1643,12 @@ TEST(Cli, TopologyListingIsWholeOrNothing) {
   const std::string file = tmp.path() + "/two.json";
   write_json(file, two_machines);
   CliResult r = run_cli("topology " + q(file));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n  gpu0 -> gpu1  [no route: the GPUs are in different machines and one of them has no NIC]\n"), std::string::npos) << r.out;
+  r = run_cli("topology " + q(file) + " --route gpu0 gpu1");
   expect_input_error(r, "route gpu0 -> gpu1: the GPUs are in different machines and one of them has no NIC");
   EXPECT_EQ(r.out, "");
-  // `collective` too: the table's header waits for its first row.
+  // `collective`: the table's header waits for its first row.
   r = run_cli("collective --bytes 8:1K --topology " + q(file));
   expect_input_error(r, "route gpu0 -> gpu1: the GPUs are in different machines and one of them has no NIC");
   EXPECT_EQ(r.out, "");

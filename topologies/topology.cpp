@@ -652,10 +652,19 @@ int Topology::nearest_host(int n) const { return nearest_host_.at(n); }
 
 std::string Topology::to_dot() const {
   std::ostringstream out;
-  auto vertex_writer = [this](std::ostream& o, Graph::vertex_descriptor v) {
+  // A DOT string keeps a quote or a backslash only escaped (names are free text).
+  auto escaped = [](const std::string& s) {
+    std::string e;
+    for (char c : s) {
+      if (c == '"' || c == '\\') e += '\\';
+      e += c;
+    }
+    return e;
+  };
+  auto vertex_writer = [this, &escaped](std::ostream& o, Graph::vertex_descriptor v) {
     const Node& n = nodes_[graph_[v]];
     const char* shape = n.type == NodeType::gpu ? "box" : n.type == NodeType::host ? "house" : "ellipse";
-    o << "[label=\"" << n.name << "\\n" << to_string(n.type) << (n.model.empty() ? "" : "\\n" + n.model)
+    o << "[label=\"" << escaped(n.name) << "\\n" << to_string(n.type) << (n.model.empty() ? "" : "\\n" + escaped(n.model))
       << "\", shape=" << shape << "]";
   };
   auto edge_writer = [this](std::ostream& o, Graph::edge_descriptor e) {
