@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
 #include <cstring>
 #include <csignal>
 #include <filesystem>
@@ -524,6 +526,21 @@ struct StagedGuard {
 };
 }  // namespace
 
+namespace {
+// A new, empty temporary file beside `target` (mkstemp: never an existing file, such as a
+// user's TARGET.tmp), closed; its path. Throws InputError naming `target` and why.
+std::filesystem::path create_temp_beside(const std::filesystem::path& target, std::string_view place) {
+  std::string name = (target.parent_path() / ("." + target.filename().string() + ".XXXXXX")).string();
+  const int fd = mkstemp(name.data());
+  if (fd < 0) input_error(target.string(), place, std::string("cannot create a temporary file beside it: ") + std::strerror(errno));
+  const mode_t mask = umask(0);  // mkstemp makes it 0600; an output gets what open() would give
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  close(fd);
+  return name;
+}
+}  // namespace
+
 void write_streams_atomically(const std::string& dir, const std::map<std::string, FileWriter>& files) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -537,15 +554,22 @@ void write_streams_atomically(const std::string& dir, const std::map<std::string
   };
   for (const auto& [name, write] : files) {
     const fs::path final_path = write_target(fs::path(dir) / name);
-    const fs::path tmp = final_path.parent_path() / ("." + final_path.filename().string() + ".tmp");
+    fs::path tmp;
+    try {
+      tmp = create_temp_beside(final_path, "");
+    } catch (const InputError&) {
+      cleanup();
+      throw;
+    }
     guard.add(tmp.string());
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     staged.emplace_back(tmp, final_path);
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (out) write(out);
     out.close();
     if (!out) {
+      const std::string why = std::strerror(errno);
       cleanup();
-      input_error(tmp.string(), "", "cannot write output file");
+      input_error(final_path.string(), "", "cannot write output file: " + why);
     }
   }
   for (const auto& [tmp, final_path] : staged) {
@@ -566,7 +590,7 @@ void write_file_atomically(const std::string& path, const std::string& content, 
   if (ec) input_error(path, place, "cannot create its directory: " + ec.message());
   check_replaceable(path, place);
   const std::string target = write_target(path).string();
-  const std::string tmp = target + ".tmp";
+  const std::string tmp = create_temp_beside(target, place).string();
   bool ok = false;
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
     if (gzFile g = gzopen(tmp.c_str(), "wb")) {
@@ -580,8 +604,9 @@ void write_file_atomically(const std::string& path, const std::string& content, 
     ok = static_cast<bool>(f);
   }
   if (!ok || std::rename(tmp.c_str(), target.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
     std::remove(tmp.c_str());
-    input_error(path, place, "cannot write");
+    input_error(path, place, "cannot write: " + why);
   }
 }
 

@@ -387,7 +387,7 @@ TEST(Cli, ImportedIrReplaysLikeTheOriginalTrace) {
   ASSERT_EQ(imp.exit_code, 0) << imp.err;
   EXPECT_NE(imp.out.find("wrote " + ir), std::string::npos) << imp.out;
   ASSERT_TRUE(fs::exists(ir));
-  EXPECT_FALSE(fs::exists(ir + ".tmp"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(tmp.path()), fs::directory_iterator()), 1);  // no temporary left
   const json j = read_json(ir);
   EXPECT_TRUE(j.contains("composim_workload")) << "not a composim IR file";
 
@@ -1659,6 +1659,14 @@ TEST(Cli, TopologyListingIsWholeOrNothing) {
   r = run_cli("topology pcie-8gpu-gen3 --dot ''");
   expect_input_error(r, "--dot: expected a file name");
   EXPECT_EQ(r.out, "");
+  // The temporary a file is written to before it is moved into place is a new file: a
+  // user's FILE.tmp stays as it was.
+  const std::string mine = tmp.path() + "/t.dot.tmp";
+  std::ofstream(mine) << "precious";
+  r = run_cli("topology pcie-8gpu-gen3 --dot " + q(tmp.path() + "/t.dot"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(mine), "precious");
+  EXPECT_EQ(slurp(tmp.path() + "/t.dot").rfind("graph", 0), 0u);
 }
 
 // ---------------------------------------------------------------------------------------
