@@ -145,6 +145,29 @@ TEST(Routing, CompositionDecidesHostAndCrossHostPath) {
   }
 }
 
+// Two hosts' PCIe domains meet only over a socket interconnect: in the composable chassis
+// their NICs talk over Ethernet (12.12 GB/s), not through both root complexes and the
+// chassis' switches; a host and another host's NIC have no route; a GPU attached to host0
+// copies to host0's memory only. Across the sockets of one server PCIe still goes.
+TEST(Routing, HostDomainsMeetOnlyOverSocketLinks) {
+  auto t = topo::Topology::load("composable-falcon4016");
+  auto r = topo::route(t, node(t, "host0.nic"), node(t, "host1.nic"));
+  EXPECT_EQ(path(t, r), "host0.nic>eth0>host1.nic");
+  EXPECT_TRUE(r.network);
+  EXPECT_NEAR(r.bottleneck_Bps / 1e9, 12.12, 0.01);
+  EXPECT_THROW(topo::route(t, node(t, "host0.nic"), node(t, "host1")), InputError);
+  t.set_composition({{"host0", {"gpu0", "gpu1"}}, {"host1", {"gpu4"}}}, "test");
+  EXPECT_EQ(path(t, topo::route(t, node(t, "gpu0"), node(t, "host0"))), "gpu0>leaf0>chassis_sw0>host0");
+  try {
+    topo::route(t, node(t, "gpu0"), node(t, "host1"));
+    ADD_FAILURE() << "gpu0 reached host1's memory";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("gpu0 is attached to host0, whose memory its copies go to"), std::string::npos) << e.what();
+  }
+  auto dgx = topo::Topology::load("2x-dgx-a100-ib");
+  EXPECT_EQ(path(dgx, topo::route(dgx, node(dgx, "n0.nic0"), node(dgx, "n0.nic7"))), "n0.nic0>n0.sw0>n0.cpu0>n0.cpu1>n0.sw3>n0.nic7");
+}
+
 TEST(Routing, ChassisWithFabricP2pAcrossHosts) {
   auto doc = nlohmann::json::parse(std::ifstream(composim::testing::source_dir() + "/topologies/shipped/composable-falcon4016.json"));
   doc["fabric_p2p_across_hosts"] = true;

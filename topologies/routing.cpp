@@ -365,6 +365,36 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
   }
   auto path = bfs(t, src, dst, Class::pcie);
   if (path.empty()) no_route(t, src, dst, "no PCIe or NVLink path between them");
+  if (!gpu_pair) {
+    // Two hosts' PCIe domains meet only over a socket interconnect: a path that leaves one
+    // host's root complex for another's through switches (a composable chassis between its
+    // hosts) does not exist. Two NICs of such hosts talk over their network.
+    int last_host = nodes[src].type == NodeType::host ? src : -1;
+    bool last_was_host = last_host >= 0, crosses_domains = false;
+    for (const Hop& h : path) {
+      const int n = hop_target(t, h);
+      const bool is_host = nodes[n].type == NodeType::host;
+      if (is_host && last_host >= 0 && n != last_host && !last_was_host) crosses_domains = true;
+      if (is_host) last_host = n;
+      last_was_host = is_host;
+    }
+    // A device attached to a host of a composition copies to that host's memory only.
+    const int device = nodes[src].type == NodeType::host ? dst : src, host = device == src ? dst : src;
+    if (t.composed() && nodes[host].type == NodeType::host && nodes[device].type != NodeType::host && t.attached(device) &&
+        t.host_of(device) != host)
+      no_route(t, src, dst, nodes[device].name + " is attached to " + nodes[t.host_of(device)].name + ", whose memory its copies go to");
+    if (crosses_domains) {
+      if (nodes[src].type == NodeType::nic && nodes[dst].type == NodeType::nic) {
+        auto net = bfs(t, src, dst, Class::network);
+        if (net.empty()) no_route(t, src, dst, "the NICs are in different hosts' PCIe domains and no network joins them");
+        append(t, r, net);
+        r.network = true;
+        finish(t, r);
+        return r;
+      }
+      no_route(t, src, dst, "the path leaves one host's PCIe domain for another's, which only a socket interconnect joins");
+    }
+  }
   if (gpu_pair) {
     int hosts_crossed = 0;
     bool blocked = !t.p2p_enabled() || !nodes[src].p2p || !nodes[dst].p2p;

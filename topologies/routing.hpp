@@ -16,7 +16,11 @@
 //   that NIC (`pxn`), which must be one of the job's GPUs when the caller says which they
 //   are (NCCL's PXN proxy is a rank); without such a GPU, its own NIC and the spine, and
 //   no route (InputError) on a network without a spine.
-// * GPU to host memory, host memory to GPU: the PCIe path through every switch on it.
+// * GPU to host memory, host memory to GPU: the PCIe path through every switch on it; in a
+//   composition, a device reaches only the memory of the host it is attached to.
+// * Other endpoint pairs (NICs, hosts) take the PCIe path, which leaves one host's PCIe
+//   domain for another's only over a socket interconnect: two NICs of the hosts of a
+//   composable chassis talk over their network, a host and another host's NIC not at all.
 // GPUs and NICs are endpoints and never transit nodes.
 #pragma once
 
