@@ -943,9 +943,10 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     }
   }
   if (!std::isfinite(best) && choices.algorithms == 1u << static_cast<int>(Algorithm::nvls)) {
-    if (!choices.allows(Protocol::simple)) input_error(topo_.file(), "--algo nvls", "NVLS runs only in Simple, which --proto excludes");
-    input_error(topo_.file(), "--algo nvls",
-                "NVLS runs all_reduce in Simple on one machine of 3 or more GPUs of compute capability 9.0+ attached to NVSwitches over "
+    // The place is --algo as given: "^ring,tree" leaves NVLS alone without naming it.
+    if (!choices.allows(Protocol::simple)) input_error(topo_.file(), "--algo", "only NVLS is allowed, and NVLS runs only in Simple, which --proto excludes");
+    input_error(topo_.file(), "--algo",
+                "only NVLS is allowed, and NVLS runs all_reduce in Simple on one machine of 3 or more GPUs of compute capability 9.0+ attached to NVSwitches over "
                 "NVLink4 or later, with peer-to-peer (NCCL 2.18); these " + std::to_string(n) + " GPUs are not that");
   }
   if (!std::isfinite(best) && !choices.allows(Algorithm::ring))

@@ -468,7 +468,7 @@ void check_replaceable(const std::string& path, std::string_view place) {
   std::error_code ec;
   const auto st = fs::status(path, ec);  // through a link: a link to /dev/null is /dev/null
   if (ec || !fs::exists(st) || fs::is_regular_file(st)) return;
-  input_error(path, place, fs::is_directory(st) ? "is a directory; give a file name (or a directory without it)"
+  input_error(path, place, fs::is_directory(st) ? "is a directory; give the name of a file to write"
                                                 : "exists and is not a regular file (a device, FIFO or socket): composim replaces only files");
 }
 
@@ -585,10 +585,12 @@ void write_streams_atomically(const std::string& dir, const std::map<std::string
 void write_file_atomically(const std::string& path, const std::string& content, std::string_view place) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  // Checked before any directory is made: a failed write leaves nothing behind.
+  if (!path.empty() && path.back() == '/') input_error(path, place, "names a directory; give the name of a file to write");
+  check_replaceable(path, place);
   const fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
   if (ec) input_error(path, place, "cannot create its directory: " + ec.message());
-  check_replaceable(path, place);
   const std::string target = write_target(path).string();
   const std::string tmp = create_temp_beside(target, place).string();
   bool ok = false;

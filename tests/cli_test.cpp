@@ -1659,6 +1659,10 @@ TEST(Cli, TopologyListingIsWholeOrNothing) {
   r = run_cli("topology pcie-8gpu-gen3 --dot ''");
   expect_input_error(r, "--dot: expected a file name");
   EXPECT_EQ(r.out, "");
+  // A --dot that names a directory makes none before it fails.
+  r = run_cli("topology pcie-8gpu-gen3 --dot " + q(tmp.path() + "/a/b/"));
+  expect_input_error(r, "/a/b/: --dot: names a directory; give the name of a file to write");
+  EXPECT_FALSE(fs::exists(tmp.path() + "/a"));
   // The temporary a file is written to before it is moved into place is a new file: a
   // user's FILE.tmp stays as it was.
   const std::string mine = tmp.path() + "/t.dot.tmp";

@@ -963,7 +963,8 @@ TEST(Nvls, PublishedH100BusBandwidth) {
   EXPECT_EQ(composim::testing::collective_row("--bytes 8G --gpus 2 --topology 2x-hgx-h100-ib")[8], "RING");
   EXPECT_NE(composim::testing::collective_row("--bytes 8G --topology 2x-hgx-h100-ib")[8], "NVLS");  // 16 GPUs, 2 machines
   EXPECT_NE(composim::testing::collective_row("--bytes 8G --topology dgx-a100")[8], "NVLS");
-  composim::testing::expect_cli_error("collective --bytes 8G --topology dgx-a100 --algo nvls", "NVLS runs all_reduce in Simple on one machine");
+  composim::testing::expect_cli_error("collective --bytes 8G --topology dgx-a100 --algo nvls", "--algo: only NVLS is allowed, and NVLS runs all_reduce in Simple on one machine");
+  composim::testing::expect_cli_error("collective --bytes 8G --topology dgx-a100 --algo '^ring,tree'", "--algo: only NVLS is allowed, and NVLS runs all_reduce in Simple on one machine");
 }
 
 // A trace's NCCL 2.19+ kernel name says which algorithm ran, and replay keeps it: one
