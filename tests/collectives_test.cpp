@@ -225,9 +225,13 @@ TEST(CollectivePlanner, MultiNodeUsesEveryRailAndTrees) {
   const double rails = 8 * 400e9 / 8 * 64 / 66;  // 8 NICs of 400 Gb/s NDR (64b/66b)
   auto tree = planner.plan(Kind::all_reduce, 1 << 30, t.gpus(), std::nullopt, Algorithm::tree);
   EXPECT_EQ(tree.algorithm, Algorithm::tree);
-  // Every tree's chain crosses each GPU's NVLink twice per direction (up and down), so the
-  // trees are bound by NVLink (18 NVLink4 links / 2) before the 8 NICs.
-  EXPECT_NEAR(tree.bandwidth_Bps, std::min(rails, nvlink::payload_bandwidth_Bps(4, 18) / 2), 1e6) << tree.channels;
+  // A tree's chain crosses a GPU's NVLink twice per direction (up and down) where the GPU is
+  // inside the chain, once at its ends (the head sends up to its NIC, the tail has no one
+  // below). Over the 8 channel pairs each GPU is head once, tail once, inside 6 times: its
+  // port carries 14 channel-pair shares (each half the pair's bandwidth, times the twin),
+  // so the trees are bound by NVLink (18 NVLink4 links x 8 / 14) before the 8 NICs.
+  EXPECT_NEAR(tree.bandwidth_Bps, std::min(rails, nvlink::payload_bandwidth_Bps(4, 18) * 8 / 14), 1e6) << tree.channels;
+  EXPECT_EQ(tree.channels, 16);  // NCCL's 8 searched tree channels, twice
   auto ring = planner.plan(Kind::all_reduce, 1 << 30, t.gpus(), std::nullopt, Algorithm::ring);
   EXPECT_EQ(ring.channels, 8);
   EXPECT_NEAR(ring.bandwidth_Bps, rails, 1e6);  // each ring crosses on its own rail
@@ -610,7 +614,8 @@ TEST(CollectiveCommand, RingsAcrossMachinesShareOneSpeed) {
 // A tree crossing a slow NIC (1 Gb/s instead of 200) gets a small share of the data, in the
 // flows and in the pipeline fill alike: its chunks are as small as its share, so the
 // all-reduce stays near the healthy one (the fill had used the slow tree's trip with an even
-// share of the data: 101 GB/s at 1 GiB, between 183 and 160 around it).
+// share of the data: 101 GB/s at 1 GiB, between 183 and 160 around it). The trees share
+// links max-min fairly: one slow tree does not hold back the others.
 TEST(CollectiveCommand, SlowTreeFillsWithItsOwnShare) {
   composim::testing::TempDir d;
   const std::string healthy = make_cluster(d, "dgx-a100", 2);
@@ -627,7 +632,7 @@ TEST(CollectiveCommand, SlowTreeFillsWithItsOwnShare) {
     const double ok = std::stod(composim::testing::collective_row(args + healthy)[7]);
     const double hurt = std::stod(composim::testing::collective_row(args + slow)[7]);
     EXPECT_LT(hurt, ok) << size;
-    EXPECT_GT(hurt, 0.95 * ok) << size;
+    EXPECT_GT(hurt, 0.9 * ok) << size;  // the trees off that rail take the NVLink it leaves
   }
 }
 
@@ -657,15 +662,15 @@ TEST(CollectiveCommand, LatencyAcrossMachinesCountsNetworkStepsApart) {
   EXPECT_NEAR(std::stod(f[16]), 4.4 + 2 * (7 * 0.52 * 1.8 + 1 * 5.0), 0.001);
 }
 
-// NCCL's tuner derates trees at medium sizes (treeCorrectionFactor): on 2 x 8 A100 a 64 MiB
-// all-reduce's tree in LL128 counts at 0.9 of its bandwidth, and the ring wins (without the
-// correction the tree did); at 16 MiB, derated as much, the tree's lower latency still wins.
+// NCCL's tuner derates trees at medium sizes (treeCorrectionFactor): on 2 x 8 H100 a 64 MiB
+// all-reduce's tree in LL128 counts at 0.9 of its bandwidth, and the ring wins; at 128 MiB,
+// past the table, the tree does again; at 32 MiB the tree's lower latency still wins.
 TEST(CollectiveCommand, TunerDeratesTreesAtMediumSizes) {
-  auto f = composim::testing::collective_row("--bytes 64M --topology 2x-dgx-a100-ib");
+  auto f = composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib");
   EXPECT_EQ(f[8], "RING");
   EXPECT_EQ(f[9], "LL128");
-  f = composim::testing::collective_row("--bytes 16M --topology 2x-dgx-a100-ib");
-  EXPECT_EQ(f[8], "TREE");
+  EXPECT_EQ(composim::testing::collective_row("--bytes 128M --topology 2x-hgx-h100-ib")[8], "TREE");
+  EXPECT_EQ(composim::testing::collective_row("--bytes 32M --topology 2x-hgx-h100-ib")[8], "TREE");
 }
 
 // The other operations and more machines. All-gather on 2 x 8 H100, Simple: of the ring's 15
