@@ -861,6 +861,12 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
   p.link_class = M > 1 ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
   p.latency_s = collective::latency_s(p.protocol, p.link_class, 1) + shm_step + plugin_step_s(p.protocol, plugin);
   p.steps = p.hop_steps = 1;
+  // No structure: the model's bandwidth is the one the busiest link allows the whole
+  // exchange (each rank's buffer in the time that link needs for its share).
+  if (const double bound_s = flows_bound_s(p.flows); bound_s > 0) {
+    p.bandwidth_Bps = in_bytes / bound_s;
+    p.bottleneck_bytes = in_bytes;
+  }
   return p;
 }
 

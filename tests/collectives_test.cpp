@@ -322,6 +322,9 @@ TEST(CollectiveCommand, AllToAllAcrossNodesIsNicBound) {
   auto f = composim::testing::collective_row("--op all_to_all --bytes 1G --topology 2x-hgx-h100-ib");
   const double nic = 400e9 / 8 * 64 / 66;
   EXPECT_NEAR(std::stod(f[5]) * 1e-6, (1073741824.0 / 2) / nic, 1e-4);
+  // The model columns say the same: the whole buffer at the bandwidth the NICs allow it.
+  EXPECT_NEAR(std::stod(f[14]) * 1e9, 2 * nic, 1e-6 * nic);
+  EXPECT_NEAR(std::stod(f[15]), 1073741824.0, 100);  // the CSV gives 9 digits
 }
 
 // NCCL's caps, in the flows as in the tuner. 2 x 8 H100, Intel hosts: a ring in LL moves at
