@@ -63,6 +63,19 @@ TEST(Routing, StagedCopyCrossesItsMemoryTwice) {
   const double copy_GBps = std::stod(row.substr(row.find(",gpu1,") + 6));
   const double bytes = 64.0 * 1048576, rate_GBps = 1 / (1 / 5.0 + 1 / 126.0);
   EXPECT_NEAR(copy_GBps, bytes / (r.latency_s + bytes / (rate_GBps * 1e9)) / 1e9, 1e-3);
+
+  // GPUs of two sockets, composed onto the two hosts or not: staged in the source's
+  // memory either way (6 GB/s, crossed twice).
+  const std::string two = d.write("twosock.json", R"({"schema_version": 1, "name": "twosock", "nodes": [
+    {"name": "cpu0", "type": "host", "memory_bandwidth_Bps": 6e9}, {"name": "cpu1", "type": "host", "memory_bandwidth_Bps": 6e9},
+    {"name": "gpu0", "type": "gpu", "model": "A100"}, {"name": "gpu1", "type": "gpu", "model": "A100"}],
+   "links": [{"from": "cpu0", "to": "cpu1", "type": "cpu_interconnect", "bandwidth_Bps": 100e9},
+    {"from": "cpu0", "to": "gpu0", "type": "pcie", "generation": 4, "lanes": 16},
+    {"from": "cpu1", "to": "gpu1", "type": "pcie", "generation": 4, "lanes": 16}]})");
+  auto sockets = topo::Topology::load(two);
+  EXPECT_DOUBLE_EQ(topo::route(sockets, node(sockets, "gpu0"), node(sockets, "gpu1")).bottleneck_Bps, 3e9);
+  sockets.set_composition({{"cpu0", {"gpu0"}}, {"cpu1", {"gpu1"}}}, "test");
+  EXPECT_DOUBLE_EQ(topo::route(sockets, node(sockets, "gpu0"), node(sockets, "gpu1")).bottleneck_Bps, 3e9);
 }
 
 TEST(Routing, P2pDisabledStagesEvenUnderOneSwitch) {
@@ -164,6 +177,9 @@ TEST(Routing, HostDomainsMeetOnlyOverSocketLinks) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("gpu0 is attached to host0, whose memory its copies go to"), std::string::npos) << e.what();
   }
+  // A device of one host and another host's NIC: the chassis does not join them.
+  EXPECT_THROW(topo::route(t, node(t, "gpu4"), node(t, "host0.nic")), InputError);
+  EXPECT_EQ(path(t, topo::route(t, node(t, "gpu4"), node(t, "host1.nic"))), "gpu4>leaf1>chassis_sw0>chassis_sw1>host1>host1.nic");
   auto dgx = topo::Topology::load("2x-dgx-a100-ib");
   EXPECT_EQ(path(dgx, topo::route(dgx, node(dgx, "n0.nic0"), node(dgx, "n0.nic7"))), "n0.nic0>n0.sw0>n0.cpu0>n0.cpu1>n0.sw3>n0.nic7");
 }

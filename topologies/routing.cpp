@@ -217,7 +217,9 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
       auto sock = bfs(t, ha, hb, Class::sockets);
       if (!sock.empty()) {
         chain(t, r, {bfs(t, src, ha, Class::pcie), sock, bfs(t, hb, dst, Class::pcie)}, {ha, hb});
-        r.memory_hosts = {ha, hb};
+        // Staged in the source's host memory, as a staged copy within one host: written
+        // there, read from there across the socket link.
+        r.memory_hosts = {ha, ha};
         r.staged = true;
         finish(t, r);
         return r;
@@ -378,11 +380,20 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
       if (is_host) last_host = n;
       last_was_host = is_host;
     }
-    // A device attached to a host of a composition copies to that host's memory only.
+    // A device attached to a host of a composition copies to that host's memory only, and
+    // reaches another host's devices only where the chassis joins the hosts (two NICs of
+    // different hosts talk over their network, below).
     const int device = nodes[src].type == NodeType::host ? dst : src, host = device == src ? dst : src;
     if (t.composed() && nodes[host].type == NodeType::host && nodes[device].type != NodeType::host && t.attached(device) &&
         t.host_of(device) != host)
       no_route(t, src, dst, nodes[device].name + " is attached to " + nodes[t.host_of(device)].name + ", whose memory its copies go to");
+    const bool two_devices = nodes[src].type != NodeType::host && nodes[dst].type != NodeType::host;
+    const bool two_nics = nodes[src].type == NodeType::nic && nodes[dst].type == NodeType::nic;
+    if (t.composed() && two_devices && !two_nics && t.host_of(src) >= 0 && t.host_of(dst) >= 0 && t.host_of(src) != t.host_of(dst) &&
+        !t.fabric_p2p_across_hosts())
+      no_route(t, src, dst,
+               "they are attached to different hosts (" + nodes[t.host_of(src)].name + ", " + nodes[t.host_of(dst)].name +
+                   ") and the chassis does not allow P2P across hosts (fabric_p2p_across_hosts)");
     if (crosses_domains) {
       if (nodes[src].type == NodeType::nic && nodes[dst].type == NodeType::nic) {
         auto net = bfs(t, src, dst, Class::network);
