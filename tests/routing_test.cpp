@@ -75,6 +75,7 @@ TEST(Routing, StagedCopyCrossesItsMemoryTwice) {
   auto sockets = topo::Topology::load(two);
   EXPECT_DOUBLE_EQ(topo::route(sockets, node(sockets, "gpu0"), node(sockets, "gpu1")).bottleneck_Bps, 3e9);
   sockets.set_composition({{"cpu0", {"gpu0"}}, {"cpu1", {"gpu1"}}}, "test");
+  EXPECT_EQ(path(sockets, topo::route(sockets, node(sockets, "cpu0"), node(sockets, "cpu1"))), "cpu0>cpu1");
   EXPECT_DOUBLE_EQ(topo::route(sockets, node(sockets, "gpu0"), node(sockets, "gpu1")).bottleneck_Bps, 3e9);
 }
 
@@ -169,6 +170,10 @@ TEST(Routing, HostDomainsMeetOnlyOverSocketLinks) {
   EXPECT_TRUE(r.network);
   EXPECT_NEAR(r.bottleneck_Bps / 1e9, 12.12, 0.01);
   EXPECT_THROW(topo::route(t, node(t, "host0.nic"), node(t, "host1")), InputError);
+  // Host to host: memory to memory through their NICs.
+  auto hosts = topo::route(t, node(t, "host0"), node(t, "host1"));
+  EXPECT_EQ(path(t, hosts), "host0>host0.nic>eth0>host1.nic>host1");
+  EXPECT_TRUE(hosts.network);
   t.set_composition({{"host0", {"gpu0", "gpu1"}}, {"host1", {"gpu4"}}}, "test");
   EXPECT_EQ(path(t, topo::route(t, node(t, "gpu0"), node(t, "host0"))), "gpu0>leaf0>chassis_sw0>host0");
   try {
@@ -180,6 +185,24 @@ TEST(Routing, HostDomainsMeetOnlyOverSocketLinks) {
   // A device of one host and another host's NIC: the chassis does not join them.
   EXPECT_THROW(topo::route(t, node(t, "gpu4"), node(t, "host0.nic")), InputError);
   EXPECT_EQ(path(t, topo::route(t, node(t, "gpu4"), node(t, "host1.nic"))), "gpu4>leaf1>chassis_sw0>chassis_sw1>host1>host1.nic");
+  // 4 sockets in a ring, a switch cabled to cpu0 and cpu2: from cpu0 to cpu2's NIC the
+  // path through the switch is as short as the one over the sockets, and is not taken,
+  // whatever the order of the links in the file.
+  composim::testing::TempDir d;
+  nlohmann::json ring = nlohmann::json::parse(R"({"schema_version": 1, "name": "ring4", "nodes": [{"name": "cpu0", "type": "host"},
+    {"name": "cpu1", "type": "host"}, {"name": "cpu2", "type": "host"}, {"name": "cpu3", "type": "host"},
+    {"name": "sw", "type": "pcie_switch", "generation": 4}, {"name": "gpu0", "type": "gpu", "model": "A100"}, {"name": "nic0", "type": "nic"}],
+   "links": [{"from": "cpu0", "to": "sw", "type": "pcie", "generation": 4, "lanes": 16},
+    {"from": "cpu2", "to": "sw", "type": "pcie", "generation": 4, "lanes": 16}, {"from": "sw", "to": "gpu0", "type": "pcie", "generation": 4, "lanes": 16},
+    {"from": "cpu0", "to": "cpu1", "type": "cpu_interconnect", "bandwidth_Bps": 50e9}, {"from": "cpu1", "to": "cpu2", "type": "cpu_interconnect", "bandwidth_Bps": 50e9},
+    {"from": "cpu2", "to": "cpu3", "type": "cpu_interconnect", "bandwidth_Bps": 50e9}, {"from": "cpu3", "to": "cpu0", "type": "cpu_interconnect", "bandwidth_Bps": 50e9},
+    {"from": "cpu2", "to": "nic0", "type": "pcie", "generation": 4, "lanes": 16}]})");
+  for (int order = 0; order < 2; ++order) {
+    auto sockets4 = topo::Topology::load(d.write("ring4-" + std::to_string(order) + ".json", ring.dump()));
+    EXPECT_EQ(path(sockets4, topo::route(sockets4, node(sockets4, "cpu0"), node(sockets4, "nic0"))), "cpu0>cpu1>cpu2>nic0") << order;
+    std::swap(ring["links"][3], ring["links"][4]);
+    std::rotate(ring["links"].begin(), ring["links"].begin() + 1, ring["links"].end());
+  }
   auto dgx = topo::Topology::load("2x-dgx-a100-ib");
   EXPECT_EQ(path(dgx, topo::route(dgx, node(dgx, "n0.nic0"), node(dgx, "n0.nic7"))), "n0.nic0>n0.sw0>n0.cpu0>n0.cpu1>n0.sw3>n0.nic7");
 }

@@ -172,6 +172,19 @@ void finish(const Topology& t, Route& r) {
   input_error(t.file(), "route " + t.nodes()[src].name + " -> " + t.nodes()[dst].name, why);
 }
 
+// The NIC host `h` sends through: the nearest over PCIe of those not attached to another
+// host of a composition; -1 if none.
+int nic_of_host(const Topology& t, int h) {
+  int best = -1;
+  size_t hops = SIZE_MAX;
+  for (int nic : t.nics()) {
+    if (t.composed() && t.attached(nic) && t.host_of(nic) != h) continue;
+    auto p = bfs(t, h, nic, Class::pcie);
+    if (!p.empty() && p.size() < hops) hops = p.size(), best = nic;
+  }
+  return best;
+}
+
 }  // namespace
 
 int nearest_nic(const Topology& t, int gpu) {
@@ -200,17 +213,7 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
     }
     // Host to host: up to the owner's memory, out of its NIC, over the network, down.
     const int ha = t.host_of(src), hb = t.host_of(dst);
-    auto nic_of_host = [&](int h) {
-      int best = -1;
-      size_t hops = SIZE_MAX;
-      for (int nic : t.nics()) {
-        if (t.composed() && t.attached(nic) && t.host_of(nic) != h) continue;
-        auto p = bfs(t, h, nic, Class::pcie);
-        if (!p.empty() && p.size() < hops) hops = p.size(), best = nic;
-      }
-      return best;
-    };
-    const int na = nic_of_host(ha), nb = nic_of_host(hb);
+    const int na = nic_of_host(t, ha), nb = nic_of_host(t, hb);
     auto net = na >= 0 && nb >= 0 ? bfs(t, na, nb, Class::network) : std::vector<Hop>{};
     if (net.empty()) {
       // Hosts that are sockets of one server: through both memories over the socket link.
@@ -363,7 +366,15 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
       finish(t, r);
       return r;
     }
-    no_route(t, src, dst, "hosts talk over a socket interconnect or their NICs; route GPU traffic between them instead");
+    // Else memory to memory through each host's NIC and the network.
+    const int na = nic_of_host(t, src), nb = nic_of_host(t, dst);
+    auto net = na >= 0 && nb >= 0 && na != nb ? bfs(t, na, nb, Class::network) : std::vector<Hop>{};
+    if (net.empty()) no_route(t, src, dst, "hosts talk over a socket interconnect or their NICs, and these hosts share neither");
+    chain(t, r, {bfs(t, src, na, Class::pcie), net, bfs(t, nb, dst, Class::pcie)}, {na, nb});
+    r.memory_hosts = {src, dst};
+    r.network = true;
+    finish(t, r);
+    return r;
   }
   auto path = bfs(t, src, dst, Class::pcie);
   if (path.empty()) no_route(t, src, dst, "no PCIe or NVLink path between them");
@@ -395,6 +406,25 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
                "they are attached to different hosts (" + nodes[t.host_of(src)].name + ", " + nodes[t.host_of(dst)].name +
                    ") and the chassis does not allow P2P across hosts (fabric_p2p_across_hosts)");
     if (crosses_domains) {
+      // The shortest path went through a switch between hosts; one as short or longer may
+      // go over the socket interconnect instead: up to the nearest host, across, down.
+      const int hs = nodes[src].type == NodeType::host ? src : t.nearest_host(src);
+      const int hd = nodes[dst].type == NodeType::host ? dst : t.nearest_host(dst);
+      auto sock = hs >= 0 && hd >= 0 && hs != hd ? bfs(t, hs, hd, Class::sockets) : std::vector<Hop>{};
+      auto up = hs >= 0 && hs != src ? bfs(t, src, hs, Class::pcie) : std::vector<Hop>{};
+      auto down = hd >= 0 && hd != dst ? bfs(t, hd, dst, Class::pcie) : std::vector<Hop>{};
+      if (!sock.empty() && (hs == src || !up.empty()) && (hd == dst || !down.empty())) {
+        std::vector<std::vector<Hop>> segments;
+        std::vector<int> via;
+        if (hs != src) segments.push_back(up), via.push_back(hs);
+        segments.push_back(sock);
+        if (hd != dst) via.push_back(hd), segments.push_back(down);
+        chain(t, r, segments, via);
+        if (nodes[src].type == NodeType::host) r.memory_hosts.push_back(src);
+        if (nodes[dst].type == NodeType::host) r.memory_hosts.push_back(dst);
+        finish(t, r);
+        return r;
+      }
       if (nodes[src].type == NodeType::nic && nodes[dst].type == NodeType::nic) {
         auto net = bfs(t, src, dst, Class::network);
         if (net.empty()) no_route(t, src, dst, "the NICs are in different hosts' PCIe domains and no network joins them");

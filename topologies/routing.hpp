@@ -20,7 +20,8 @@
 //   composition, a device reaches only the memory of the host it is attached to.
 // * Other endpoint pairs (NICs, hosts) take the PCIe path, which leaves one host's PCIe
 //   domain for another's only over a socket interconnect: two NICs of the hosts of a
-//   composable chassis talk over their network, a host and another host's NIC not at all.
+//   composable chassis talk over their network, a host and another host's NIC not at all;
+//   two hosts over their socket interconnect, else memory to memory through their NICs.
 // GPUs and NICs are endpoints and never transit nodes.
 #pragma once
 
