@@ -961,8 +961,13 @@ int main(int argc, char** argv) {
         try {
           size_t used = 0;
           const long n = std::stol(v, &used);
-          if (used == v.size() && n >= 2) return std::string();
+          if (used != v.size()) return "expected a whole number of GPUs, got " + v;
+          if (n >= 2 && n <= 1000000) return std::string();
+          if (n > 1000000) return "at most 1000000 GPUs, got " + v;
+        } catch (const std::out_of_range&) {
+          return "at most 1000000 GPUs, got " + v;
         } catch (const std::exception&) {
+          return "expected a whole number of GPUs, got " + v;
         }
         return "a collective needs at least 2 GPUs, got " + v;
       },

@@ -52,6 +52,8 @@ double parse_nccl_size(const std::string& text) {
 
 std::vector<double> size_range(const std::string& spec, double factor) {
   const auto colon = spec.find(':');
+  if (colon != std::string::npos && (colon == 0 || colon + 1 == spec.size()))
+    throw std::invalid_argument("size range \"" + spec + "\" lacks its " + (colon == 0 ? "minimum" : "maximum") + " (min:max, e.g. 8:1G)");
   const double lo = parse_nccl_size(spec.substr(0, colon));
   const double hi = colon == std::string::npos ? lo : parse_nccl_size(spec.substr(colon + 1));
   if (hi < lo) throw std::invalid_argument("size range \"" + spec + "\" goes down");

@@ -871,6 +871,9 @@ TEST(CollectiveCommand, BadArguments) {
   composim::testing::expect_cli_error("collective --gpus 9 --topology dgx-a100", "9 GPUs but topology \"dgx-a100\" has only 8");
   composim::testing::expect_cli_error("collective --gpus 1 --topology dgx-a100", "--gpus: a collective needs at least 2 GPUs, got 1");
   composim::testing::expect_cli_error("collective --bytes 1G:8 --topology dgx-a100", "goes down");
+  composim::testing::expect_cli_error("collective --bytes 8: --topology dgx-a100", "--bytes: size range \"8:\" lacks its maximum (min:max, e.g. 8:1G)");
+  composim::testing::expect_cli_error("collective --gpus 2.5 --topology dgx-a100", "--gpus: expected a whole number of GPUs, got 2.5");
+  composim::testing::expect_cli_error("collective --gpus 99999999999 --topology dgx-a100", "--gpus: at most 1000000 GPUs, got 99999999999");
 }
 
 // Invariant of data-parallel scaling: adding a rank never makes the all-reduce bytes each
