@@ -1,6 +1,7 @@
 #include "topologies/routing.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <deque>
 #include <limits>
@@ -157,12 +158,10 @@ void finish(const Topology& t, Route& r) {
     r.latency_s += l.latency_s;
   }
   for (int n : r.transit) r.latency_s += t.nodes()[n].latency_s;
-  for (size_t i = 0; i < r.memory_hosts.size(); ++i) {
-    const int h = r.memory_hosts[i];
-    if (std::find(r.memory_hosts.begin(), r.memory_hosts.begin() + static_cast<std::ptrdiff_t>(i), h) != r.memory_hosts.begin() + static_cast<std::ptrdiff_t>(i))
-      continue;  // counted with its first crossing
-    const auto crossings = std::count(r.memory_hosts.begin(), r.memory_hosts.end(), h);
-    r.bottleneck_Bps = std::min(r.bottleneck_Bps, t.nodes()[h].memory_bandwidth_Bps / static_cast<double>(crossings));
+  std::map<int, int> crossings;  // a staging memory is listed once per crossing
+  for (int h : r.memory_hosts) ++crossings[h];
+  for (const auto& [h, n] : crossings) {
+    r.bottleneck_Bps = std::min(r.bottleneck_Bps, t.nodes()[h].memory_bandwidth_Bps / n);
     // A host at an end of the route adds its root complex latency (transit hosts already did).
     if (std::find(r.transit.begin(), r.transit.end(), h) == r.transit.end()) r.latency_s += t.nodes()[h].latency_s;
   }
@@ -216,7 +215,8 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
     const int na = nic_of_host(t, ha), nb = nic_of_host(t, hb);
     auto net = na >= 0 && nb >= 0 ? bfs(t, na, nb, Class::network) : std::vector<Hop>{};
     if (net.empty()) {
-      // Hosts that are sockets of one server: through both memories over the socket link.
+      // Hosts that are sockets of one server: over the socket link, staged in the source's
+      // host memory.
       auto sock = bfs(t, ha, hb, Class::sockets);
       if (!sock.empty()) {
         chain(t, r, {bfs(t, src, ha, Class::pcie), sock, bfs(t, hb, dst, Class::pcie)}, {ha, hb});
