@@ -23,6 +23,9 @@ inline constexpr double kMemoryBandwidth_Bps = 128e9;
 // per UPI hop (no datasheet figure; same order as a switch traversal).
 inline constexpr double kCpuInterconnectLatency_s = 100e-9;
 
+// Default of host.staged_copy_handoff_Bps (see staged_copy_Bps()).
+inline constexpr double kStagedCopyHandoff_Bps = 126e9;
+
 // staged_copy_Bps()
 //
 // Rate of a GPU-to-GPU copy that the CUDA driver stages through host memory
