@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -217,6 +218,29 @@ double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu) {
   return param("collective.ll_max_busbw_" + scale + (amd_cpu ? "_amd" : "_intel") + "_Bps");
 }
 
+namespace {
+const char* tuner_generation(int compute_capability) { return compute_capability >= 90 ? "hopper" : compute_capability >= 80 ? "ampere" : "volta"; }
+const char* tuner_scale(int machines) { return machines <= 1 ? "1node" : machines == 2 ? "2nodes" : "4nodes"; }
+}  // namespace
+
+double tuner_busbw_cap_Bps(int compute_capability) {
+  if (compute_capability >= 90) return param("collective.tuner_busbw_cap_hopper_Bps");
+  if (compute_capability >= 80) return param("collective.tuner_busbw_cap_ampere_Bps");
+  return INFINITY;
+}
+
+double tree_max_busbw_per_channel_Bps(int compute_capability, int machines) {
+  return param(std::string("collective.tree_max_busbw_per_channel_") + tuner_generation(compute_capability) + "_" + tuner_scale(machines) + "_Bps");
+}
+
+double ll128_max_busbw_per_channel_Bps(int compute_capability) {
+  return param(std::string("collective.ll128_max_busbw_per_channel_") + tuner_generation(compute_capability) + "_Bps");
+}
+
+double ring_plateau_latency_factor(int compute_capability) {
+  return param(compute_capability >= 90 ? "collective.ring_plateau_latency_factor_hopper" : "collective.ring_plateau_latency_factor_volta_ampere");
+}
+
 double tree_efficiency() { return param("collective.efficiency_tree"); }
 
 double tree_correction_factor(Protocol p, double bytes) {
@@ -326,6 +350,17 @@ ModelInfo collective_model_info() {
                {"ll_max_busbw_2nodes_amd_Bps", "B/s", 22.5e9, "LL bus bandwidth cap, 2 machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
                {"ll_max_busbw_4nodes_intel_Bps", "B/s", 20.4e9, "LL bus bandwidth cap, 3 or more machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
                {"ll_max_busbw_4nodes_amd_Bps", "B/s", 19.0e9, "LL bus bandwidth cap, 3 or more machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
+               {"tuner_busbw_cap_ampere_Bps", "B/s", 235e9, "the tuner's cap on any algorithm's bus bandwidth, Ampere (8.x); choice only",
+                "NCCL tuning.cc (2.17-2.18: busBw = min(busBw, 235) for Ampere)"},
+               {"tuner_busbw_cap_hopper_Bps", "B/s", 370e9, "the tuner's cap on any algorithm's bus bandwidth, Hopper and newer; choice only",
+                "NCCL tuning.cc (2.17-2.18: busBw = min(busBw, 370) for Hopper)"},
+               {"ll128_max_busbw_per_channel_volta_Bps", "B/s", 20e9, "the tuner's LL128 bus bandwidth per searched tree channel, Volta; choice only", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
+               {"ll128_max_busbw_per_channel_ampere_Bps", "B/s", 20e9, "as volta, Ampere", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
+               {"ll128_max_busbw_per_channel_hopper_Bps", "B/s", 36.7e9, "as volta, Hopper and newer", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
+               {"ring_plateau_latency_factor_volta_ampere", "1", 1.9,
+                "the tuner multiplies a ring's Simple latency by this for all-reduce across machines of at least ranks / 16 x 64 KiB, before Hopper; choice only",
+                "NCCL tuning.cc ncclTopoGetAlgoTime, \"Plateau effect of ring\" (2.17-2.18)"},
+               {"ring_plateau_latency_factor_hopper", "1", 1.5, "as volta_ampere, Hopper and newer", "NCCL tuning.cc ncclTopoGetAlgoTime (2.17-2.18)"},
                {"tuner_bandwidth_fraction_nvlink", "1", 0.85, "NCCL's tuner reckons an NVLink at this fraction of its signalling rate",
                 "fitted to vTrain V100 LL128/Simple switch points (3-8 GPUs; 0.8455-0.851 reproduce all five) within NCCL topo.h's range: 20-22 GB/s per 25 GB/s link"},
                {"tuner_bandwidth_fraction_pcie", "1", 12.0 / 15.75, "NCCL's tuner reckons PCIe at this fraction of its data rate",
@@ -354,6 +389,16 @@ ModelInfo collective_model_info() {
                 "fitted to 8 x H100 SXM, 480 GB/s busbw (sjeaugey, NVIDIA/nccl-tests #212); 5-7 GPUs (NVIDIA/nccl #1455) within 2.3%"},
                {"base_latency_nvls_Simple_s", "s", 23e-6, "NVLS latency (Simple, one machine; no per-step part)",
                 "NCCL tuning.cc baseLat (2.18.1-2.18.3; 2.20-2.21 put 23-25 us in hwLat instead)"}}};
+  static constexpr double kPerChMaxTreeBw_GBps[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 33.0}};
+  const char* kGeneration[3] = {"volta", "ampere", "hopper"};
+  const char* kScale[3] = {"1node", "2nodes", "4nodes"};
+  const char* kScaleText[3] = {"one machine", "2 machines", "3 or more machines"};
+  for (int g = 0; g < 3; ++g)
+    for (int n = 0; n < 3; ++n)
+      m.params.push_back({std::string("tree_max_busbw_per_channel_") + kGeneration[g] + "_" + kScale[n] + "_Bps", "B/s", kPerChMaxTreeBw_GBps[g][n] * 1e9,
+                          std::string("the tuner's tree bus bandwidth per searched channel, ") + kGeneration[g] + (g == 2 ? " and newer" : "") + ", " + kScaleText[n] +
+                              "; choice only",
+                          "NCCL tuning.cc perChMaxTreeBws (2.17-2.18)"});
   for (int a = 0; a < 2; ++a)
     for (int p = 0; p < 3; ++p) {
       m.params.push_back({std::string("base_latency_") + kAlgo[a] + "_" + kProto[p] + "_s", "s", kBaseLat_us[a][p] * 1e-6,

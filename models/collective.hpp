@@ -159,6 +159,39 @@ double latency_s(Protocol p, Algorithm a, LinkClass intra, int intra_steps, int 
 // compute_capability: the lowest of the members' (70, 80, 90, ...); machines: 1, 2, more.
 double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu = false);
 
+// NCCL's tuner caps (tuning.cc of NCCL 2.17-2.18, "Various model refinements"), bus
+// bandwidth in bytes/s. They bound only NCCL's estimate, so composim applies them only to
+// its choice of algorithm and protocol; what runs is the flows.
+// compute_capability: the lowest of the members'; machines: 1, 2, more (NCCL's N1/N2/N4).
+//
+// tuner_busbw_cap_Bps(): every algorithm's busBw before the protocol's fraction: Ampere
+// (8.x) 235 GB/s, Hopper and newer 370 GB/s, none before Ampere (infinity). NCCL 2.14-2.16
+// apply 235 only when every GPU is 8.0 and have no Hopper cap. Parameters
+// collective.tuner_busbw_cap_{ampere,hopper}_Bps.
+double tuner_busbw_cap_Bps(int compute_capability);
+//
+// tree_max_busbw_per_channel_Bps(): a tree's busBw is at most its searched channels x this
+// (perChMaxTreeBws): Volta 26.5 / 18.5 / 10.0, Ampere 24.0 / 23.6 / 17.8, Hopper 38.7 /
+// 41.4 / 33.0 GB/s for 1 / 2 / more machines. On 2 x 8 A100 with 8 trees it caps a tree's
+// algbw at 8 x 23.6 / 2 = 94.4 GB/s, below a ring's over 8 x 200 Gb/s NICs (106.7), so
+// NCCL's tuner takes the ring for large messages there. Parameters
+// collective.tree_max_busbw_per_channel_{volta,ampere,hopper}_{1node,2nodes,4nodes}_Bps.
+double tree_max_busbw_per_channel_Bps(int compute_capability, int machines);
+//
+// ll128_max_busbw_per_channel_Bps(): LL128's busBw is at most the searched channels x this
+// (ll128MaxBwPerCh): Volta and Ampere 20, Hopper 36.7 GB/s. composim applies it to trees
+// only: its ring search does not reproduce NCCL's ring channel count on NVSwitch systems
+// (it finds one ring at the switch's full speed where NCCL counts 12-16 channels), so a
+// per-channel cap on its rings would be wrong by that ratio. Parameters
+// collective.ll128_max_busbw_per_channel_{volta,ampere,hopper}_Bps.
+double ll128_max_busbw_per_channel_Bps(int compute_capability);
+//
+// ring_plateau_latency_factor(): NCCL multiplies a ring's latency in Simple by this for
+// all-reduce across machines once the message reaches ranks / 16 x 64 KiB ("Plateau
+// effect of ring", ncclTopoGetAlgoTime): 1.9 before Hopper, 1.5 from Hopper. Parameters
+// collective.ring_plateau_latency_factor_{volta_ampere,hopper}.
+double ring_plateau_latency_factor(int compute_capability);
+
 // tree_simple_chunk_B()
 //
 // Bytes of one Simple chunk of a tree, per channel: NCCL_BUFFSIZE / NCCL_STEPS (8), the

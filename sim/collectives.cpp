@@ -930,6 +930,27 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   };
   // The tuner: least predicted time over the allowed (algorithm, protocol) pairs.
   const double scale = collective::tuner_bandwidth_fraction(s.link_class);
+  // The bandwidth NCCL's tuner reckons (tuning.cc, 2.17-2.18), in the order it applies its
+  // refinements: the graph's busBw (a ring's bandwidth; twice a tree's algbw), capped for
+  // the GPU generation; then each algorithm's and protocol's fraction and caps (a tree's
+  // per searched channel; LL's llMaxBw). Returns a ring's busBw and a tree's algbw (busBw /
+  // 2, as NCCL converts), the bandwidths the times below divide by.
+  auto tuner_bw = [&](Algorithm a, Protocol pr) {
+    const bool net = s.link_class == LinkClass::network;
+    const double ll_max = collective::ll_max_busbw_Bps(s.compute_capability, s.machines);
+    double bus = std::min(scale * (a == Algorithm::ring ? s.ring_bw : 2 * s.tree_bw), collective::tuner_busbw_cap_Bps(s.compute_capability));
+    if (a == Algorithm::ring) {
+      if (pr == Protocol::ll) bus = std::min(ll_max, bus * collective::protocol_efficiency(pr, kind, net));
+      if (pr == Protocol::ll128) bus *= s.one_gpu_per_machine ? 0.7 : collective::protocol_efficiency(pr, kind, net);
+      return bus;
+    }
+    const double trees = static_cast<double>(s.trees.size());
+    bus = std::min(bus * collective::tree_efficiency(), trees * collective::tree_max_busbw_per_channel_Bps(s.compute_capability, s.machines));
+    if (pr == Protocol::ll) bus = std::min(bus / 3.8, ll_max);
+    if (pr == Protocol::ll128)
+      bus = std::min(bus * (s.machines > 1 ? 120.0 / 128.0 : 7.0 / 9.0), trees * collective::ll128_max_busbw_per_channel_Bps(s.compute_capability));
+    return bus / 2;
+  };
   double best = INFINITY;
   const bool tree_forced = !choices.allows(Algorithm::ring);
   for (Algorithm a : {Algorithm::ring, Algorithm::tree}) {
@@ -947,13 +968,16 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       if (!choices.named(pr) && pr == Protocol::ll128 &&
           !(s.intra_nvlink && s.uniform_compute_capability && (s.compute_capability == 70 || s.compute_capability == 80 || s.compute_capability == 90)))
         continue;
-      const double eff = scale * fraction(a, pr, collective::protocol_efficiency(pr, kind, s.link_class == LinkClass::network), scale);
       double t;
       if (a == Algorithm::ring) {
         if (s.ring_bw <= 0) continue;
-        t = nccl_latency_s(s, kind, n, pr, a, true) + sched.bytes_per_rank / (s.ring_bw * eff);
+        double lat = nccl_latency_s(s, kind, n, pr, a, true);
+        // NCCL's "plateau effect of ring" (2.17-2.18's threshold: ranks / 16 x 64 KiB).
+        if (pr == Protocol::simple && s.machines > 1 && kind == Kind::all_reduce && in_bytes >= n / 16.0 * 65536)
+          lat *= collective::ring_plateau_latency_factor(s.compute_capability);
+        t = lat + sched.bytes_per_rank / tuner_bw(a, pr);
       } else {
-        t = nccl_latency_s(s, kind, n, pr, a, true) + in_bytes / (s.tree_bw * eff * collective::tree_correction_factor(pr, in_bytes));
+        t = nccl_latency_s(s, kind, n, pr, a, true) + in_bytes / (tuner_bw(a, pr) * collective::tree_correction_factor(pr, in_bytes));
       }
       if (t < best) {
         best = t;
@@ -965,7 +989,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   // NVLS (NCCL 2.18.3): Simple, all-reduce, one machine; NCCL's estimate is its latency plus
   // bytes / (busBw x 5/6), busBw from its NVLS graph (collective::nvls_tuner_busbw_Bps()).
   if (kind == Kind::all_reduce && s.nvls && choices.allows(Algorithm::nvls) && choices.allows(Protocol::simple)) {
-    const double bus = collective::nvls_tuner_busbw_Bps(n, s.nvls_rated_Bps);
+    const double bus = std::min(collective::nvls_tuner_busbw_Bps(n, s.nvls_rated_Bps), collective::tuner_busbw_cap_Bps(s.compute_capability));
     const double t = collective::latency_s(Protocol::simple, LinkClass::nvlink, 0, Algorithm::nvls) + in_bytes / (bus * 5.0 / 6.0);
     if (bus > 0 && t < best) {
       best = t;

@@ -665,15 +665,44 @@ TEST(CollectiveCommand, LatencyAcrossMachinesCountsNetworkStepsApart) {
   EXPECT_NEAR(std::stod(f[16]), 4.4 + 2 * (7 * 0.52 * 1.8 + 1 * 5.0), 0.001);
 }
 
-// NCCL's tuner derates trees at medium sizes (treeCorrectionFactor): on 2 x 8 H100 a 64 MiB
-// all-reduce's tree in LL128 counts at 0.9 of its bandwidth, and the ring wins; at 128 MiB,
-// past the table, the tree does again; at 32 MiB the tree's lower latency still wins.
-TEST(CollectiveCommand, TunerDeratesTreesAtMediumSizes) {
-  auto f = composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib");
-  EXPECT_EQ(f[8], "RING");
-  EXPECT_EQ(f[9], "LL128");
-  EXPECT_EQ(composim::testing::collective_row("--bytes 128M --topology 2x-hgx-h100-ib")[8], "TREE");
-  EXPECT_EQ(composim::testing::collective_row("--bytes 32M --topology 2x-hgx-h100-ib")[8], "TREE");
+// NCCL's tuner caps (tuning.cc 2.17-2.18), which bound its estimate, not what runs. 2 x 8
+// A100 over 8 x 200 Gb/s NICs, 1 GiB: the ring in Simple is NIC-bound (193.9 GB/s busbw);
+// its latency, 8.4 + 26 x 3.4 + 4 x 9.6 = 135.2 us, counts 1.9 times past ranks / 16 x 64
+// KiB ("plateau effect of ring"). The 8 trees are NVLink-bound at 131.4 GB/s of algbw:
+// busBw 2 x 131.4 = 262.9, capped at Ampere's 235, x 0.92 = 216.2, capped at 8 channels x
+// 23.6 = 188.8 GB/s, algbw 94.4; latency 2 x (7 + 1) x 28 us. So the ring (10.64 ms) beats
+// the tree (11.82 ms), as NCCL chooses; the tree would run faster (213 vs 191 GB/s busbw).
+// Without the per-channel cap the tree's estimate, 9.93 ms + 448 us, would win.
+TEST(CollectivePlanner, TunerAppliesNcclsCapsAndRingPlateau) {
+  auto t = topo::Topology::load("2x-dgx-a100-ib");
+  sim::CollectivePlanner planner(t);
+  const double S = 1 << 30;
+  const auto all = gpus(t, 16);
+  const auto ring = planner.plan(Kind::all_reduce, S, all, Protocol::simple, Algorithm::ring);
+  EXPECT_NEAR(ring.bandwidth_Bps, 8 * 25e9 * 64 / 66, 1e6);  // 200 Gb/s NICs after 64b/66b
+  EXPECT_NEAR(ring.estimated_s, 135.2e-6 * 1.9 + 1.875 * S / ring.bandwidth_Bps, 1e-9);
+  const auto tree = planner.plan(Kind::all_reduce, S, all, Protocol::simple, Algorithm::tree);
+  EXPECT_NEAR(tree.bandwidth_Bps, 131.43e9, 0.01e9);
+  EXPECT_NEAR(tree.estimated_s, 2 * 8 * 28e-6 + S / (8 * 23.6e9 / 2), 1e-9);
+  const auto chosen = planner.plan(Kind::all_reduce, S, all);
+  EXPECT_EQ(chosen.algorithm, Algorithm::ring);
+  EXPECT_EQ(chosen.protocol, Protocol::simple);
+  EXPECT_NEAR(chosen.estimated_s, ring.estimated_s, 1e-12);
+  // Below the plateau's threshold (64 KiB here) the ring's latency counts once.
+  EXPECT_NEAR(planner.plan(Kind::all_reduce, 32768, all, Protocol::simple, Algorithm::ring).estimated_s,
+              135.2e-6 + 1.875 * 32768 / ring.bandwidth_Bps, 1e-9);
+  // Without the per-channel cap (a parameter), the tree's estimate wins.
+  composim::testing::TempDir d;
+  const auto uncapped = d.write("uncapped.json", R"({"params": {"collective.tree_max_busbw_per_channel_ampere_2nodes_Bps": 1e12}})");
+  EXPECT_EQ(composim::testing::collective_row("--bytes 1G --topology 2x-dgx-a100-ib --params " + uncapped)[8], "TREE");
+  EXPECT_EQ(composim::testing::collective_row("--bytes 1G --topology 2x-dgx-a100-ib")[8], "RING");
+  // 2 x 8 H100, 32 MiB: the ring in LL128 at min(8 x 48.5, 370) x 0.92 = 340.4 GB/s busbw
+  // (75.4 us + 184.8 us) beats the tree in LL128, capped at 8 x 36.7 GB/s busbw (algbw
+  // 146.8, x 0.9 for the tree correction: 38.9 us + 254 us); at 4 MiB the tree's latency wins.
+  auto h = composim::testing::collective_row("--bytes 32M --topology 2x-hgx-h100-ib");
+  EXPECT_EQ(h[8] + " " + h[9], "RING LL128");
+  h = composim::testing::collective_row("--bytes 4M --topology 2x-hgx-h100-ib");
+  EXPECT_EQ(h[8] + " " + h[9], "TREE LL128");
 }
 
 // The other operations and more machines. All-gather on 2 x 8 H100, Simple: of the ring's 15
