@@ -267,6 +267,14 @@ std::vector<double> run_p2p(const topo::Topology& t, const std::vector<std::pair
   return bw;
 }
 
+int nccl_tests_type_size_B(std::string_view name) {
+  static const std::pair<const char*, int> kTypes[] = {{"int8", 1},   {"uint8", 1}, {"int32", 4}, {"uint32", 4},   {"int64", 8},  {"uint64", 8},
+                                                       {"half", 2},   {"float", 4}, {"double", 8}, {"bfloat16", 2}, {"f8e4m3", 1}, {"f8e5m2", 1}};
+  for (const auto& [n, size] : kTypes)
+    if (name == n) return size;
+  return 0;
+}
+
 std::string format_table_header(const std::string& title) {
   return "# " + title + "\n" +
          "#\n#       size         count      type   redop    root     time   algbw   busbw  algo   proto   channels\n" +
@@ -275,7 +283,7 @@ std::string format_table_header(const std::string& title) {
 
 std::string format_table_row(const SweepOptions& o, const SweepRow& r) {
   char line[256];
-  std::snprintf(line, sizeof line, "%12.0f  %12.0f  %8s  %6s  %6d  %7.1f  %6.2f  %6.2f  %-5s  %-6s  %8d\n", r.size_B, r.count, "float",
+  std::snprintf(line, sizeof line, "%12.0f  %12.0f  %8s  %6s  %6d  %7.1f  %6.2f  %6.2f  %-5s  %-6s  %8d\n", r.size_B, r.count, o.type_name.c_str(),
                 // nccl-tests names the reduction of the operations that take one; sendrecv_perf
                 // runs its op loop too (sum by default), the rest print "none".
                 o.kind == Kind::all_reduce || o.kind == Kind::reduce || o.kind == Kind::reduce_scatter || o.kind == Kind::send_recv ? "sum" : "none",
@@ -304,8 +312,8 @@ std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows)
                     "model_bandwidth_GBps,model_bottleneck_bytes,model_latency_us,model_hop_steps,model_processing_us,model_pipeline_us\n";
   char line[512];
   for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%s,%zu,%.0f,%.0f,float,%.6g,%.6g,%.6g,%s,%s,%d,%zu\n", std::string(collective::to_string(o.kind)).c_str(),
-                  o.gpus.size(), r.size_B, r.count, r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9,
+    std::snprintf(line, sizeof line, "%s,%zu,%.0f,%.0f,%s,%.6g,%.6g,%.6g,%s,%s,%d,%zu\n", std::string(collective::to_string(o.kind)).c_str(),
+                  o.gpus.size(), r.size_B, r.count, o.type_name.c_str(), r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9,
                   (o.kind == Kind::all_to_all || o.kind == Kind::send_recv) ? "P2P" : std::string(collective::to_string(r.algorithm)).c_str(), std::string(collective::to_string(r.protocol)).c_str(), r.channels,
                   r.flows);
     out.append(line, strlen(line) - 1);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/collectives.hpp"
@@ -24,6 +25,7 @@ struct SweepOptions {
   std::vector<int> gpus;  // topology nodes, rank order
   TunerChoices choices;  // --proto / --algo (NCCL_PROTO / NCCL_ALGO)
   int type_size_B = 4;
+  std::string type_name = "float";  // nccl-tests' name, for the type column
   int jobs = 2;  // sizes simulated at once, each in a process of its own
   std::function<void(const SweepRow&)> on_row;  // each finished row, in size order, as it is known
 };
@@ -40,6 +42,12 @@ struct SweepRow {
   int steps = 0, hop_steps = 0;
   double bandwidth_Bps = 0, bottleneck_bytes = 0, latency_s = 0, processing_s = 0, pipeline_s = 0;  // the plan's model terms
 };
+
+// nccl-tests' element types (its -d names) and their sizes in bytes; 0 for a name it does
+// not have. The type sets only the element size: composim does not model the reduction's
+// arithmetic, which nccl-tests' own figures show is not what limits a collective.
+inline constexpr const char* kNcclTestsTypes = "int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16, f8e4m3, f8e5m2";
+int nccl_tests_type_size_B(std::string_view name);
 
 // Runs the sweep. Must be called once per process, with the SimGrid engine created and
 // configured (sim/platform.hpp) and no platform built yet: each size is simulated in a
