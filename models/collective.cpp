@@ -224,16 +224,19 @@ const char* tuner_scale(int machines) { return machines <= 1 ? "1node" : machine
 }  // namespace
 
 double tuner_busbw_cap_Bps(int compute_capability) {
+  if (compute_capability >= 100) return INFINITY;  // NCCL 2.17-2.18 predate Blackwell; later versions have no such cap
   if (compute_capability >= 90) return param("collective.tuner_busbw_cap_hopper_Bps");
   if (compute_capability >= 80) return param("collective.tuner_busbw_cap_ampere_Bps");
   return INFINITY;
 }
 
 double tree_max_busbw_per_channel_Bps(int compute_capability, int machines) {
+  if (compute_capability >= 100) return INFINITY;
   return param(std::string("collective.tree_max_busbw_per_channel_") + tuner_generation(compute_capability) + "_" + tuner_scale(machines) + "_Bps");
 }
 
 double ll128_max_busbw_per_channel_Bps(int compute_capability) {
+  if (compute_capability >= 100) return INFINITY;
   return param(std::string("collective.ll128_max_busbw_per_channel_") + tuner_generation(compute_capability) + "_Bps");
 }
 
@@ -352,11 +355,11 @@ ModelInfo collective_model_info() {
                {"ll_max_busbw_4nodes_amd_Bps", "B/s", 19.0e9, "LL bus bandwidth cap, 3 or more machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
                {"tuner_busbw_cap_ampere_Bps", "B/s", 235e9, "the tuner's cap on any algorithm's bus bandwidth, Ampere (8.x); choice only",
                 "NCCL tuning.cc (2.17-2.18: busBw = min(busBw, 235) for Ampere)"},
-               {"tuner_busbw_cap_hopper_Bps", "B/s", 370e9, "the tuner's cap on any algorithm's bus bandwidth, Hopper and newer; choice only",
+               {"tuner_busbw_cap_hopper_Bps", "B/s", 370e9, "the tuner's cap on any algorithm's bus bandwidth, Hopper (9.x; none on Blackwell); choice only",
                 "NCCL tuning.cc (2.17-2.18: busBw = min(busBw, 370) for Hopper)"},
                {"ll128_max_busbw_per_channel_volta_Bps", "B/s", 20e9, "the tuner's LL128 bus bandwidth per searched tree channel, Volta; choice only", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
                {"ll128_max_busbw_per_channel_ampere_Bps", "B/s", 20e9, "as volta, Ampere", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
-               {"ll128_max_busbw_per_channel_hopper_Bps", "B/s", 36.7e9, "as volta, Hopper and newer", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
+               {"ll128_max_busbw_per_channel_hopper_Bps", "B/s", 36.7e9, "as volta, Hopper (9.x; none on Blackwell)", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
                {"ring_plateau_latency_factor_volta_ampere", "1", 1.9,
                 "the tuner multiplies a ring's Simple latency by this for all-reduce across machines of at least ranks / 16 x 64 KiB, before Hopper; choice only",
                 "NCCL tuning.cc ncclTopoGetAlgoTime, \"Plateau effect of ring\" (2.17-2.18)"},
@@ -396,7 +399,7 @@ ModelInfo collective_model_info() {
   for (int g = 0; g < 3; ++g)
     for (int n = 0; n < 3; ++n)
       m.params.push_back({std::string("tree_max_busbw_per_channel_") + kGeneration[g] + "_" + kScale[n] + "_Bps", "B/s", kPerChMaxTreeBw_GBps[g][n] * 1e9,
-                          std::string("the tuner's tree bus bandwidth per searched channel, ") + kGeneration[g] + (g == 2 ? " and newer" : "") + ", " + kScaleText[n] +
+                          std::string("the tuner's tree bus bandwidth per searched channel, ") + kGeneration[g] + (g == 2 ? " (9.x; none on Blackwell)" : "") + ", " + kScaleText[n] +
                               "; choice only",
                           "NCCL tuning.cc perChMaxTreeBws (2.17-2.18)"});
   for (int a = 0; a < 2; ++a)

@@ -163,6 +163,8 @@ double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu = fal
 // bandwidth in bytes/s. They bound only NCCL's estimate, so composim applies them only to
 // its choice of algorithm and protocol; what runs is the flows.
 // compute_capability: the lowest of the members'; machines: 1, 2, more (NCCL's N1/N2/N4).
+// NCCL 2.17-2.18 predate Blackwell (10.x): there the caps are infinite (later versions
+// dropped the 235/370 caps and have other per-channel tables) and the plateau is Hopper's.
 //
 // tuner_busbw_cap_Bps(): every algorithm's busBw before the protocol's fraction: Ampere
 // (8.x) 235 GB/s, Hopper and newer 370 GB/s, none before Ampere (infinity). NCCL 2.14-2.16

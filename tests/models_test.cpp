@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "models/collective.hpp"
 #include "models/gpu.hpp"
 #include "models/nvlink.hpp"
@@ -82,6 +84,24 @@ TEST(CollectiveModel, KernelNames) {
   EXPECT_EQ(collective::parse_kind("reduce_scatter_tensor_coalesced"), collective::Kind::reduce_scatter);
   EXPECT_EQ(collective::dtype_size_B("BFloat16"), 2);
   EXPECT_EQ(collective::dtype_size_B("Float"), 4);
+}
+
+// NCCL 2.17-2.18's tuner caps by GPU generation (compute capability) and machines: Ampere
+// is any 8.x (an RTX 4090's 8.9 too), Hopper 9.x; none before Ampere for busBw, none on
+// Blackwell (10.x), which those versions predate.
+TEST(CollectiveModel, TunerCapsByGeneration) {
+  EXPECT_DOUBLE_EQ(collective::tuner_busbw_cap_Bps(70), INFINITY);
+  EXPECT_DOUBLE_EQ(collective::tuner_busbw_cap_Bps(89), 235e9);
+  EXPECT_DOUBLE_EQ(collective::tuner_busbw_cap_Bps(90), 370e9);
+  EXPECT_DOUBLE_EQ(collective::tuner_busbw_cap_Bps(100), INFINITY);
+  EXPECT_DOUBLE_EQ(collective::tree_max_busbw_per_channel_Bps(70, 1), 26.5e9);
+  EXPECT_DOUBLE_EQ(collective::tree_max_busbw_per_channel_Bps(80, 2), 23.6e9);
+  EXPECT_DOUBLE_EQ(collective::tree_max_busbw_per_channel_Bps(90, 5), 33.0e9);
+  EXPECT_DOUBLE_EQ(collective::tree_max_busbw_per_channel_Bps(100, 2), INFINITY);
+  EXPECT_DOUBLE_EQ(collective::ll128_max_busbw_per_channel_Bps(80), 20e9);
+  EXPECT_DOUBLE_EQ(collective::ll128_max_busbw_per_channel_Bps(90), 36.7e9);
+  EXPECT_DOUBLE_EQ(collective::ring_plateau_latency_factor(80), 1.9);
+  EXPECT_DOUBLE_EQ(collective::ring_plateau_latency_factor(90), 1.5);
 }
 
 // NCCL's treeCorrectionFactor, indexed by log2(bytes / 64): 64 KiB is index 10 (LL 0.6,
