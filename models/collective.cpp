@@ -241,7 +241,7 @@ double ll128_max_busbw_per_channel_Bps(int compute_capability) {
 }
 
 double ring_plateau_latency_factor(int compute_capability) {
-  return param(compute_capability >= 90 ? "collective.ring_plateau_latency_factor_hopper" : "collective.ring_plateau_latency_factor_volta_ampere");
+  return param(compute_capability >= 90 ? "collective.ring_plateau_factor_hopper" : "collective.ring_plateau_factor_volta_ampere");
 }
 
 double tree_efficiency() { return param("collective.efficiency_tree"); }
@@ -360,10 +360,10 @@ ModelInfo collective_model_info() {
                {"ll128_max_busbw_per_channel_volta_Bps", "B/s", 20e9, "the tuner's LL128 bus bandwidth per searched tree channel, Volta; choice only", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
                {"ll128_max_busbw_per_channel_ampere_Bps", "B/s", 20e9, "as volta, Ampere", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
                {"ll128_max_busbw_per_channel_hopper_Bps", "B/s", 36.7e9, "as volta, Hopper (9.x; none on Blackwell)", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
-               {"ring_plateau_latency_factor_volta_ampere", "1", 1.9,
+               {"ring_plateau_factor_volta_ampere", "1", 1.9,
                 "the tuner multiplies a ring's Simple latency by this for all-reduce across machines of at least ranks / 16 x 64 KiB, before Hopper; choice only",
                 "NCCL tuning.cc ncclTopoGetAlgoTime, \"Plateau effect of ring\" (2.17-2.18)"},
-               {"ring_plateau_latency_factor_hopper", "1", 1.5, "as volta_ampere, Hopper and newer", "NCCL tuning.cc ncclTopoGetAlgoTime (2.17-2.18)"},
+               {"ring_plateau_factor_hopper", "1", 1.5, "as volta_ampere, Hopper and newer", "NCCL tuning.cc ncclTopoGetAlgoTime (2.17-2.18)"},
                {"tuner_bandwidth_fraction_nvlink", "1", 0.85, "NCCL's tuner reckons an NVLink at this fraction of its signalling rate",
                 "fitted to vTrain V100 LL128/Simple switch points (3-8 GPUs; 0.8455-0.851 reproduce all five) within NCCL topo.h's range: 20-22 GB/s per 25 GB/s link"},
                {"tuner_bandwidth_fraction_pcie", "1", 12.0 / 15.75, "NCCL's tuner reckons PCIe at this fraction of its data rate",

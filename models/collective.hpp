@@ -191,7 +191,7 @@ double ll128_max_busbw_per_channel_Bps(int compute_capability);
 // ring_plateau_latency_factor(): NCCL multiplies a ring's latency in Simple by this for
 // all-reduce across machines once the message reaches ranks / 16 x 64 KiB ("Plateau
 // effect of ring", ncclTopoGetAlgoTime): 1.9 before Hopper, 1.5 from Hopper. Parameters
-// collective.ring_plateau_latency_factor_{volta_ampere,hopper}.
+// collective.ring_plateau_factor_{volta_ampere,hopper}.
 double ring_plateau_latency_factor(int compute_capability);
 
 // tree_simple_chunk_B()

@@ -101,14 +101,17 @@ void check_param(const std::string& name, double v, const std::string& origin, c
   const bool rate = (name.rfind("collective.", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, "_Bps") == 0) ||
                     name == "host.staged_copy_handoff_Bps";
   const bool buffsize = name == "collective.nccl_buffsize_B";
-  if (!efficiency && !latency && !rate && !buffsize)
+  const bool plateau = name.rfind("collective.ring_plateau_factor_", 0) == 0;
+  if (!efficiency && !latency && !rate && !buffsize && !plateau)
     input_error(origin, where,
                 "cannot be set (only link and protocol efficiencies, the tuner's bandwidth fractions, collective latencies, collective rates, "
-                "host.staged_copy_handoff_Bps and collective.nccl_buffsize_B can)");
+                "the tuner's ring plateau factors, host.staged_copy_handoff_Bps and collective.nccl_buffsize_B can)");
   if (!std::isfinite(v)) input_error(origin, where, "expected a number");
   // Below 1% no link or protocol runs: such a value is a typo, and would give absurd times.
   if (efficiency && !(v >= 0.01 && v <= 1)) input_error(origin, where, "an efficiency or fraction must be in [0.01, 1]");
   if (latency && !(v >= 0 && v <= 1)) input_error(origin, where, "a latency must be in [0, 1] s");
+  // A multiplier on a latency: 1 is none; below 1 NCCL's plateau would be a speed-up.
+  if (plateau && !(v >= 1 && v <= 100)) input_error(origin, where, "a ring plateau factor must be in [1, 100] (1: none)");
   // A per-GPU LL128 rate of 0 means no such term (collective::achieved_processing_s()).
   const bool zero_is_off = name.rfind("collective.ll128_gpu_rate_", 0) == 0;
   // Below 1 byte/s a rate is a typo, and its inverse may overflow to infinity.
