@@ -163,8 +163,9 @@ double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu = fal
 // bandwidth in bytes/s. They bound only NCCL's estimate, so composim applies them only to
 // its choice of algorithm and protocol; what runs is the flows.
 // compute_capability: the lowest of the members'; machines: 1, 2, more (NCCL's N1/N2/N4).
-// NCCL 2.17-2.18 predate Blackwell (10.x): there the caps are infinite (later versions
-// dropped the 235/370 caps and have other per-channel tables) and the plateau is Hopper's.
+// NCCL 2.17-2.18 predate Blackwell (10.x), which no version of these tables fits: composim
+// takes no caps there (2.19+ dropped the 235/370 caps; their per-channel tables differ by
+// version) and 2.17-2.18's Hopper plateau, a hybrid of no NCCL version.
 //
 // tuner_busbw_cap_Bps(): every algorithm's busBw before the protocol's fraction: Ampere
 // (8.x) 235 GB/s, Hopper and newer 370 GB/s, none before Ampere (infinity). NCCL 2.14-2.16
@@ -181,10 +182,11 @@ double tuner_busbw_cap_Bps(int compute_capability);
 double tree_max_busbw_per_channel_Bps(int compute_capability, int machines);
 //
 // ll128_max_busbw_per_channel_Bps(): LL128's busBw is at most the searched channels x this
-// (ll128MaxBwPerCh): Volta and Ampere 20, Hopper 36.7 GB/s. composim applies it to trees
-// only: its ring search does not reproduce NCCL's ring channel count on NVSwitch systems
-// (it finds one ring at the switch's full speed where NCCL counts 12-16 channels), so a
-// per-channel cap on its rings would be wrong by that ratio. Parameters
+// (ll128MaxBwPerCh): Volta and Ampere 20, Hopper 36.7 GB/s. composim applies it to trees and
+// to rings across machines (one per NIC rail, as NCCL searches them), not to rings inside
+// one machine: there its ring search does not reproduce NCCL's ring channel count on
+// NVSwitch systems (it finds one ring at the switch's full speed where NCCL counts 12-16
+// channels), so a per-channel cap would be wrong by that ratio. Parameters
 // collective.ll128_max_busbw_per_channel_{volta,ampere,hopper}_Bps.
 double ll128_max_busbw_per_channel_Bps(int compute_capability);
 //

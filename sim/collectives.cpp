@@ -54,7 +54,9 @@ unsigned parse_list(const std::string& text, const std::vector<std::pair<std::st
     }
     std::string known;
     for (const auto& [name, bit] : names) known += (known.empty() ? "" : ", ") + name;
-    if (std::find(unmodelled.begin(), unmodelled.end(), key) != unmodelled.end())
+    const bool known_to_nccl = std::find(unmodelled.begin(), unmodelled.end(), key) != unmodelled.end();
+    if (known_to_nccl && exclude) continue;  // excluding what composim never chooses changes nothing
+    if (known_to_nccl)
       throw std::invalid_argument(std::string(what) + " \"" + item + "\" is not modelled by composim (it models " + known + ")");
     throw std::invalid_argument("unknown " + std::string(what) + " \"" + item + "\" in \"" + text + "\" (expected a comma-separated list of " +
                                 known + ", optionally after ^ to exclude them)");
@@ -397,9 +399,9 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     max_cc = std::max(max_cc, cc);
   }
   s.uniform_compute_capability = max_cc == s.compute_capability;
-  size_t largest = 0;
-  for (const auto& [m, members] : by_machine) largest = std::max(largest, members.size());
-  s.one_gpu_per_machine = machines > 1 && largest == 1;
+  // NCCL's ppn = nRanks / nNodes (tuning.cc: "if ppn < 2, then we are sending/receiving at
+  // the same GPU through the NIC, apply some bw discount").
+  s.ppn_below_2 = machines > 1 && gpus.size() < 2 * machines;
   // Intra-machine ring orders.
   std::vector<std::vector<int>> local;
   std::vector<std::vector<Ring>> local_rings;
@@ -917,7 +919,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   // algbw is half of it).
   auto fraction = [&](Algorithm a, Protocol pr, double base, double scale = 1.0) {
     double e = base;
-    if (pr == Protocol::ll128 && (a == Algorithm::tree || s.one_gpu_per_machine))
+    if (pr == Protocol::ll128 && (a == Algorithm::tree || s.ppn_below_2))
       e *= (a == Algorithm::ring ? 0.7 : s.machines > 1 ? 120.0 / 128.0 : 7.0 / 9.0) / collective::protocol_efficiency(pr, kind, false);
     if (pr == Protocol::ll && a == Algorithm::tree) e *= (1.0 / 3.8) / collective::protocol_efficiency(pr, kind, s.machines > 1);
     if (a == Algorithm::tree) e *= collective::tree_efficiency();
@@ -941,7 +943,13 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     double bus = std::min(scale * (a == Algorithm::ring ? s.ring_bw : 2 * s.tree_bw), collective::tuner_busbw_cap_Bps(s.compute_capability));
     if (a == Algorithm::ring) {
       if (pr == Protocol::ll) bus = std::min(ll_max, bus * collective::protocol_efficiency(pr, kind, net));
-      if (pr == Protocol::ll128) bus *= s.one_gpu_per_machine ? 0.7 : collective::protocol_efficiency(pr, kind, net);
+      // LL128's per-channel cap counts the searched rings: across machines composim's are
+      // NCCL's (one per NIC rail); inside one it finds one ring at an NVSwitch's full speed
+      // where NCCL counts 12-16, so there the cap is not applied.
+      if (pr == Protocol::ll128) {
+        bus *= s.ppn_below_2 ? 0.7 : collective::protocol_efficiency(pr, kind, net);
+        if (s.machines > 1) bus = std::min(bus, static_cast<double>(s.rings.size()) * collective::ll128_max_busbw_per_channel_Bps(s.compute_capability));
+      }
       return bus;
     }
     const double trees = static_cast<double>(s.trees.size());
@@ -954,7 +962,9 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   double best = INFINITY;
   const bool tree_forced = !choices.allows(Algorithm::ring);
   for (Algorithm a : {Algorithm::ring, Algorithm::tree}) {
-    if (!choices.allows(a)) continue;
+    // NCCL never disables the ring for operations other than all-reduce (tuning.cc: "That
+    // allows to run real apps with NCCL_ALGO=TREE"): they run on it whatever NCCL_ALGO says.
+    if (!choices.allows(a) && !(a == Algorithm::ring && kind != Kind::all_reduce)) continue;
     // NCCL's trees are for all-reduce across machines; inside one machine a "tree" is a chain
     // and NCCL's tuner keeps the ring there (unless the ring is excluded).
     if (a == Algorithm::tree && (kind != Kind::all_reduce || s.trees.empty() || (!tree_forced && s.link_class != LinkClass::network)))

@@ -59,10 +59,10 @@
 // GPU i -> GPU i+1 through the switch, each carrying S(n+1)/n / collective::nvls_efficiency(),
 // loads every GPU's up- and down-link as the switch's reduce and multicast do.
 //
-// Known approximations: NCCL's per-channel LL128 cap is not applied to rings (composim's ring
-// search finds one ring at an NVSwitch's full speed where NCCL counts 12-16 channels, so the
-// channel count it would multiply is not NCCL's; rings keep the searched count, which changes
-// no ring's bandwidth); NVLS across machines
+// Known approximations: NCCL's per-channel LL128 cap is applied to rings only across machines
+// (inside one, composim's ring search finds one ring at an NVSwitch's full speed where NCCL
+// counts 12-16 channels, so the channel count it would multiply is not NCCL's; rings keep the
+// searched count, which changes no ring's bandwidth); NVLS across machines
 // (NVLS_TREE) and CollNet are not modelled; ring searches beyond 9 GPUs per machine use the
 // topology's GPU order.
 #pragma once
@@ -191,7 +191,7 @@ class CollectivePlanner {
     double channels_per_orientation() const { return trees.empty() ? 0.0 : tree_channels / (2.0 * static_cast<double>(trees.size())); }
     double nccl_net_latency_s = 0;  // the largest the NICs its rings and trees cross state (net_plugin_latency_s())
     bool uniform_compute_capability = true;
-    bool one_gpu_per_machine = false;
+    bool ppn_below_2 = false;  // across machines, fewer than 2 ranks per machine on average (NCCL: ppn < 2)
     // NVLS (collective::nvls_efficiency()): one machine, every member on an NVSwitch over
     // NVLink4+; the NVLS flows' bottleneck (payload) and the GPUs' NVLink as NCCL rates it.
     bool nvls = false;

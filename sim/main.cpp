@@ -531,6 +531,15 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
                                                (topology.composed() ? " attached" : "") + " GPU(s); a collective needs at least 2");
     input_error("", a.placement.empty() ? "--gpus" : "--placement", "a collective needs at least 2 GPUs");
   }
+  // NCCL reduces FP8 only on compute capability 9.0+ (it returns ncclInvalidArgument,
+  // "FP8 reduction support begins with sm90 capable devices"); copies of FP8 run anywhere.
+  const bool reduces = o.kind == collective::Kind::all_reduce || o.kind == collective::Kind::reduce || o.kind == collective::Kind::reduce_scatter;
+  if (reduces && a.dtype.rfind("f8", 0) == 0)
+    for (int g : o.gpus)
+      if (const auto& spec = gpu::find_gpu_spec(topology.nodes()[g].model); spec.compute_capability < 90)
+        input_error("", "--dtype", "NCCL reduces " + a.dtype + " only on GPUs of compute capability 9.0 or later; " + topology.nodes()[g].name + " (" +
+                                       spec.name + ") is " + std::to_string(spec.compute_capability / 10) + "." +
+                                       std::to_string(spec.compute_capability % 10));
   try {
     if (!a.algo.empty()) o.choices.algorithms = sim::parse_algorithm_list(a.algo);
   } catch (const std::invalid_argument& e) {
@@ -550,10 +559,6 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
                     std::string(collective::to_string(o.kind)) +
                         " is a point-to-point operation: NCCL chooses its protocol itself (LL up to 16 KiB per peer inside a machine, "
                         "Simple otherwise) and has no algorithm choice for it, whatever NCCL_PROTO and NCCL_ALGO say");
-  if (o.choices.algorithms && !(o.choices.algorithms & 1u << static_cast<int>(collective::Algorithm::ring)) &&
-      o.kind != collective::Kind::all_reduce)
-    input_error("", "--algo", "tree and NVLS are NCCL's algorithms for all_reduce only; " + std::string(collective::to_string(o.kind)) +
-                                  " runs on the ring");
   start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
   const auto t0 = std::chrono::steady_clock::now();
   o.jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));

@@ -668,6 +668,10 @@ TEST(CollectiveCommand, DtypeSetsTheElementSizeAsNcclTestsDoes) {
   EXPECT_EQ(b[3], "524288");
   EXPECT_EQ(b[5], f[5]);  // same bytes, same time: the arithmetic is not modelled
   composim::testing::expect_cli_error("collective --bytes 8 --dtype fp16 --topology dgx-a100", "--dtype: unknown type \"fp16\" (int8, uint8");
+  // NCCL reduces FP8 only from compute capability 9.0; it copies it anywhere.
+  composim::testing::expect_cli_error("collective --bytes 1M --dtype f8e4m3 --topology dgx-a100", "gpu0 (A100) is 8.0");
+  EXPECT_EQ(composim::testing::collective_row("--op all_gather --bytes 1M --dtype f8e4m3 --topology dgx-a100")[4], "f8e4m3");
+  EXPECT_EQ(composim::testing::collective_row("--bytes 1M --dtype f8e5m2 --topology 2x-hgx-h100-ib")[3], "1048576");
 }
 
 // NCCL's latency across machines counts intra-machine and network steps apart. 2 x 8 A100,
@@ -972,6 +976,9 @@ TEST(TunerChoices, ParsesNcclLists) {
   EXPECT_NE(message([] { sim::parse_protocol_list("^LL,LL128,Simple"); }).find("leaves no protocol"), std::string::npos);
   EXPECT_NE(message([] { sim::parse_protocol_list("Simple,"); }).find("unknown protocol \"\""), std::string::npos);
   EXPECT_NE(message([] { sim::parse_algorithm_list("Ring,NVLSTree"); }).find("\"NVLSTree\" is not modelled"), std::string::npos);
+  // Excluding an algorithm composim never chooses changes nothing.
+  EXPECT_EQ(sim::parse_algorithm_list("^PAT,CollNet"), sim::parse_algorithm_list("ring,tree,nvls"));
+  EXPECT_EQ(sim::parse_algorithm_list("^nvls,NVLSTree"), 3u);
 }
 
 // 2 x 8 H100, 8 bytes: NCCL's choice is a tree in LL. With LL excluded (GCP's TCPXO LL128
@@ -987,7 +994,11 @@ TEST(CollectiveCommand, ProtocolListExcludesLl) {
   EXPECT_NEAR(std::stod(listed[16]), 4.4 + 2 * (7 * 1.25 + 8.5), 0.001);
   EXPECT_EQ(composim::testing::collective_row("--bytes 8 --topology 2x-hgx-h100-ib --proto ^LL"), listed);
   composim::testing::expect_cli_error("collective --bytes 8 --topology 2x-hgx-h100-ib --proto Simple,bogus", "--proto: unknown protocol \"bogus\"");
-  composim::testing::expect_cli_error("collective --op all_gather --bytes 8 --topology 2x-hgx-h100-ib --algo ^ring", "tree and NVLS are NCCL's algorithms for all_reduce only");
+  // NCCL never disables the ring for operations other than all-reduce: NCCL_ALGO=TREE leaves
+  // an all-gather on the ring, as composim's --algo does.
+  auto ag = composim::testing::collective_row("--op all_gather --bytes 1M --topology 2x-hgx-h100-ib --algo ^ring");
+  EXPECT_EQ(ag[8], "RING");
+  EXPECT_EQ(ag, composim::testing::collective_row("--op all_gather --bytes 1M --topology 2x-hgx-h100-ib"));
 }
 
 // NVLS: NCCL's graph gives each of n channels the largest speed s of {60, 40, 30, 24, 20, 15,
