@@ -399,6 +399,12 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     max_cc = std::max(max_cc, cc);
   }
   s.uniform_compute_capability = max_cc == s.compute_capability;
+  // NCCL's tuner tells AMD CPUs apart (its llMaxBws across machines; cpuVendor is each
+  // rank's own CPU, and NCCL 2.19+ count a mix as AMD): an AMD host in any member's machine.
+  for (int h : topo_.hosts())
+    if (topo_.nodes()[h].amd_cpu)
+      for (int g : gpus)
+        if (topo_.machine_of(g) == topo_.machine_of(h)) s.amd_cpu = true;
   // NCCL's ppn = nRanks / nNodes (tuning.cc: "if ppn < 2, then we are sending/receiving at
   // the same GPU through the NIC, apply some bw discount").
   s.ppn_below_2 = machines > 1 && gpus.size() < 2 * machines;
@@ -925,7 +931,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     if (a == Algorithm::tree) e *= collective::tree_efficiency();
     const double bw = scale * (a == Algorithm::ring ? s.ring_bw : s.tree_bw);
     if (pr == Protocol::ll && bw > 0) {
-      const double cap = collective::ll_max_busbw_Bps(s.compute_capability, s.machines);
+      const double cap = collective::ll_max_busbw_Bps(s.compute_capability, s.machines, s.amd_cpu);
       e = std::min(e, (a == Algorithm::ring ? cap : 0.5 * cap) / bw);
     }
     return e;
@@ -939,7 +945,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   // 2, as NCCL converts), the bandwidths the times below divide by.
   auto tuner_bw = [&](Algorithm a, Protocol pr) {
     const bool net = s.link_class == LinkClass::network;
-    const double ll_max = collective::ll_max_busbw_Bps(s.compute_capability, s.machines);
+    const double ll_max = collective::ll_max_busbw_Bps(s.compute_capability, s.machines, s.amd_cpu);
     double bus = std::min(scale * (a == Algorithm::ring ? s.ring_bw : 2 * s.tree_bw), collective::tuner_busbw_cap_Bps(s.compute_capability));
     if (a == Algorithm::ring) {
       if (pr == Protocol::ll) bus = std::min(ll_max, bus * collective::protocol_efficiency(pr, kind, net));

@@ -191,6 +191,7 @@ class CollectivePlanner {
     double channels_per_orientation() const { return trees.empty() ? 0.0 : tree_channels / (2.0 * static_cast<double>(trees.size())); }
     double nccl_net_latency_s = 0;  // the largest the NICs its rings and trees cross state (net_plugin_latency_s())
     bool uniform_compute_capability = true;
+    bool amd_cpu = false;  // an AMD host in a member's machine (NCCL's llMaxBws across machines)
     bool ppn_below_2 = false;  // across machines, fewer than 2 ranks per machine on average (NCCL: ppn < 2)
     // NVLS (collective::nvls_efficiency()): one machine, every member on an NVSwitch over
     // NVLink4+; the NVLS flows' bottleneck (payload) and the GPUs' NVLink as NCCL rates it.

@@ -716,6 +716,22 @@ TEST(CollectivePlanner, TunerAppliesNcclsCapsAndRingPlateau) {
   const auto uncapped = d.write("uncapped.json", R"({"params": {"collective.tree_max_busbw_per_channel_ampere_2nodes_Bps": 1e12}})");
   EXPECT_EQ(composim::testing::collective_row("--bytes 1G --topology 2x-dgx-a100-ib --params " + uncapped)[8], "TREE");
   EXPECT_EQ(composim::testing::collective_row("--bytes 1G --topology 2x-dgx-a100-ib")[8], "RING");
+  // DGX A100s have AMD CPUs (cpu_vendor "amd"): across 2 machines NCCL caps LL at 22.5 GB/s
+  // of busbw (Intel: 39). A tree in LL at 64 KiB: busBw 216.2 / 3.8 = 56.9, capped at 22.5,
+  // algbw 11.25, x 0.6 (tree correction), after 4.4 + 2 x (7 x 0.52 x 1.8 + 5.0) = 27.504 us.
+  const double ll = planner.plan(Kind::all_reduce, 65536, all, Protocol::ll, Algorithm::tree).estimated_s;
+  const double lat = (4.4 + 2 * (7 * 0.52 * 1.8 + 5.0)) * 1e-6;
+  EXPECT_NEAR(ll, lat + 65536 / (22.5e9 / 2 * 0.6), 1e-9);
+  {
+    nlohmann::json j = nlohmann::json::parse(std::ifstream(composim::testing::source_dir() + "/topologies/shipped/2x-dgx-a100-ib.json"));
+    for (auto& node : j["nodes"])
+      if (node.contains("cpu_vendor")) node["cpu_vendor"] = "intel";
+    const auto intel_path = d.write("intel.json", j.dump());
+    auto intel = topo::Topology::load(intel_path);
+    sim::CollectivePlanner intel_planner(intel);
+    EXPECT_NEAR(intel_planner.plan(Kind::all_reduce, 65536, gpus(intel, 16), Protocol::ll, Algorithm::tree).estimated_s,
+                lat + 65536 / (39e9 / 2 * 0.6), 1e-9);
+  }
   // The plateau factor is a parameter too: 1 is none; below 1 is refused.
   set_param("collective.ring_plateau_factor_volta_ampere", 1.0, "test", "flat");
   EXPECT_NEAR(planner.plan(Kind::all_reduce, S, all, Protocol::simple, Algorithm::ring).estimated_s, 135.2e-6 + 1.875 * S / ring.bandwidth_Bps, 1e-9);

@@ -68,6 +68,10 @@ TEST(Topology, ErrorsNameFileAndItem) {
   EXPECT_NE(error_of(doc).find("links[2]: unknown key \"bandwith_Bps\""), std::string::npos) << error_of(doc);
 
   doc = small();
+  doc["nodes"][0]["cpu_vendor"] = "AMD";
+  EXPECT_NE(error_of(doc).find("nodes[0]: \"cpu_vendor\" must be \"intel\", \"amd\" or \"other\""), std::string::npos) << error_of(doc);
+
+  doc = small();
   doc["links"][1].erase("lanes");
   EXPECT_NE(error_of(doc).find("links[1]: missing key \"lanes\""), std::string::npos) << error_of(doc);
 

@@ -189,6 +189,10 @@ Node parse_node(const json& j, const std::string& file, const std::string& place
       n.memory_bandwidth_Bps = f.num("memory_bandwidth_Bps", host::kMemoryBandwidth_Bps, 1.0, kMaxBandwidth_Bps);
       n.latency_s = f.num("root_complex_latency_s", host::kRootComplexLatency_s, 0.0, kMaxLatency_s);
       n.p2p_across_root_ports = f.boolean("p2p_across_root_ports", false);
+      if (const std::string v = f.str("cpu_vendor", std::string("intel")); v == "amd")
+        n.amd_cpu = true;
+      else if (v != "intel" && v != "other")
+        f.fail("\"cpu_vendor\" must be \"intel\", \"amd\" or \"other\" (NCCL's tuner tells AMD apart), got \"" + v + "\"");
       break;
     case NodeType::pcie_switch:
       n.generation_given = f.has("generation");

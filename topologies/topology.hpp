@@ -34,6 +34,7 @@ struct Node {
   std::string model;                   // GPU model name (gpu only)
   bool p2p = true;                     // gpu: device supports PCIe peer-to-peer
   bool p2p_across_root_ports = false;  // host: root complex forwards P2P between its ports
+  bool amd_cpu = false;                // host: an AMD CPU (NCCL's tuner caps LL across machines lower: llMaxBws)
   double latency_s = 0;                // added to every route through (or ending at a host)
   double memory_bandwidth_Bps = 0;     // host only
   int generation = 0;                  // pcie_switch only

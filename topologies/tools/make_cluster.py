@@ -22,25 +22,25 @@ import json
 PRESETS = {
     "dgx-a100": dict(
         gpu="A100-SXM4-80GB", nvlink_gen=3, nvlinks=12, pcie_gen=4, nic_gbps=200, net="infiniband",
-        mem_Bps=204.8e9, cpu_link_Bps=1e11,
+        mem_Bps=204.8e9, cpu_link_Bps=1e11, cpu_vendor="amd",
         sources=[
-            "NVIDIA DGX A100 system architecture whitepaper (2020): 8x A100 SXM4, 12 NVLink3 links per GPU to six NVSwitches, four PCIe Gen4 switches each with two GPUs and two ConnectX-6 200 Gb/s HDR InfiniBand NICs, two AMD EPYC 7742 sockets",
+            "NVIDIA DGX A100 system architecture whitepaper (2020): 8x A100 SXM4, 12 NVLink3 links per GPU to six NVSwitches, four PCIe Gen4 switches each with two GPUs and two ConnectX-6 200 Gb/s HDR InfiniBand NICs, two AMD EPYC 7742 sockets (cpu_vendor amd)",
             "rail-optimised network: NIC k of every node on rail k (NVIDIA DGX SuperPOD reference architecture)",
             "assumptions: socket interconnect 100 GB/s (AMD gives no single figure); 8-channel DDR4-3200 = 204.8 GB/s per socket (JEDEC)",
         ]),
     "hgx-h100": dict(
         gpu="H100-SXM5-80GB", nvlink_gen=4, nvlinks=18, pcie_gen=5, nic_gbps=400, net="infiniband",
-        mem_Bps=307.2e9, cpu_link_Bps=1e11,
+        mem_Bps=307.2e9, cpu_link_Bps=1e11, cpu_vendor="intel",
         sources=[
-            "NVIDIA DGX H100 user guide / HGX H100 reference: 8x H100 SXM5, 18 NVLink4 links per GPU to four NVSwitches, PCIe Gen5 switches with ConnectX-7 400 Gb/s NDR InfiniBand NICs, one per GPU",
+            "NVIDIA DGX H100 user guide / HGX H100 reference: 8x H100 SXM5, 18 NVLink4 links per GPU to four NVSwitches, PCIe Gen5 switches with ConnectX-7 400 Gb/s NDR InfiniBand NICs, one per GPU; two Intel Xeon Platinum 8480C sockets (cpu_vendor intel)",
             "rail-optimised network: NIC k of every node on rail k (NVIDIA DGX SuperPOD reference architecture)",
             "assumptions: socket interconnect 100 GB/s; 8-channel DDR5-4800 = 307.2 GB/s per socket (JEDEC)",
         ]),
     "a3mega-h100": dict(
         gpu="H100-SXM5-80GB", nvlink_gen=4, nvlinks=18, pcie_gen=5, nic_gbps=200, net="ethernet",
-        mem_Bps=307.2e9, cpu_link_Bps=1e11,
+        mem_Bps=307.2e9, cpu_link_Bps=1e11, cpu_vendor="intel",
         sources=[
-            "Google Cloud A3 Mega (a3-megagpu-8g) documentation: 8x H100 80GB on NVSwitch, 8x 200 Gb/s NICs for GPU traffic (GPUDirect-TCPXO)",
+            "Google Cloud A3 Mega (a3-megagpu-8g) documentation: 8x H100 80GB on NVSwitch, 8x 200 Gb/s NICs for GPU traffic (GPUDirect-TCPXO); Intel Sapphire Rapids CPUs (cpu_vendor intel)",
             "what the measured source states (measured/raw/gcp_a3mega_2x8_h100.txt): 2 nodes x 8 H100 80GB; the interconnect is not in the file; the repository name indicates A3 Mega",
             "assumptions: one NIC per GPU under the GPU's PCIe switch, rail-optimised Ethernet",
             "fitted: the latency TCPXO's NCCL plugin adds to each network step (nccl_net_latency_s, 6.4 us; NCCL adds it twice per step in Simple), "
@@ -58,7 +58,7 @@ def build(preset, nodes, leaf_ports, spine_taper=1.0):
     for m in range(nodes):
         pre = f"n{m}." if nodes > 1 else ""
         for c in range(2):
-            n_.append({"name": f"{pre}cpu{c}", "type": "host", "memory_bandwidth_Bps": p["mem_Bps"]})
+            n_.append({"name": f"{pre}cpu{c}", "type": "host", "memory_bandwidth_Bps": p["mem_Bps"], "cpu_vendor": p["cpu_vendor"]})
         l_.append({"from": f"{pre}cpu0", "to": f"{pre}cpu1", "type": "cpu_interconnect", "bandwidth_Bps": p["cpu_link_Bps"]})
         n_.append({"name": f"{pre}nvswitch", "type": "nvswitch"})
         for s in range(4):
