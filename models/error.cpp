@@ -12,7 +12,7 @@ void input_error(std::string_view file, std::string_view place, std::string_view
   if (!file.empty()) msg.append(file).append(": ");
   if (!place.empty()) msg.append(place).append(": ");
   msg.append(what);
-  throw InputError(msg);
+  throw InputError(msg, std::string(what));
 }
 
 namespace {

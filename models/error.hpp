@@ -15,7 +15,14 @@ namespace composim {
 
 class InputError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit InputError(const std::string& message, std::string reason = {})
+      : std::runtime_error(message), reason_(reason.empty() ? message : std::move(reason)) {}
+  // What is wrong, without the file and place (input_error()'s `what`); the whole message
+  // where no such part was given.
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
 };
 
 // input_error()

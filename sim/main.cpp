@@ -745,9 +745,7 @@ int cmd_topology(const std::string& name, const std::string& p2p, const std::str
       try {
         return topo::describe(t, topo::route(t, a, b, false, proxies));
       } catch (const InputError& e) {
-        const std::string why = e.what();
-        const auto colon = why.find(": ", why.find(" -> "));
-        return t.nodes()[a].name + " -> " + t.nodes()[b].name + "  [no route: " + (colon == std::string::npos ? why : why.substr(colon + 2)) + "]";
+        return t.nodes()[a].name + " -> " + t.nodes()[b].name + "  [no route: " + e.reason() + "]";
       }
     };
     for (size_t i = 0; i < g.size(); ++i) {
