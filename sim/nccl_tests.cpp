@@ -281,6 +281,16 @@ std::string format_table_header(const std::string& title) {
          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
 }
 
+namespace {
+// A row of no bytes runs nothing (NCCL returns at once for a count of 0): no algorithm,
+// protocol or link class to show.
+std::string algorithm_column(const SweepOptions& o, const SweepRow& r) {
+  if (r.size_B <= 0) return "-";
+  return (o.kind == Kind::all_to_all || o.kind == Kind::send_recv) ? "P2P" : std::string(collective::to_string(r.algorithm));
+}
+std::string protocol_column(const SweepRow& r) { return r.size_B <= 0 ? "-" : std::string(collective::to_string(r.protocol)); }
+}  // namespace
+
 std::string format_table_row(const SweepOptions& o, const SweepRow& r) {
   char line[256];
   std::snprintf(line, sizeof line, "%12.0f  %12.0f  %8s  %6s  %6d  %7.1f  %6.2f  %6.2f  %-5s  %-6s  %8d\n", r.size_B, r.count, o.type_name.c_str(),
@@ -288,8 +298,7 @@ std::string format_table_row(const SweepOptions& o, const SweepRow& r) {
                 // runs its op loop too (sum by default), the rest print "none".
                 o.kind == Kind::all_reduce || o.kind == Kind::reduce || o.kind == Kind::reduce_scatter || o.kind == Kind::send_recv ? "sum" : "none",
                 o.kind == Kind::broadcast || o.kind == Kind::reduce ? 0 : -1, r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9,
-                (o.kind == Kind::all_to_all || o.kind == Kind::send_recv) ? "P2P" : std::string(collective::to_string(r.algorithm)).c_str(),
-                std::string(collective::to_string(r.protocol)).c_str(), r.channels);
+                algorithm_column(o, r).c_str(), protocol_column(r).c_str(), r.channels);
   return line;
 }
 
@@ -314,11 +323,10 @@ std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows)
   for (const auto& r : rows) {
     std::snprintf(line, sizeof line, "%s,%zu,%.0f,%.0f,%s,%.6g,%.6g,%.6g,%s,%s,%d,%zu\n", std::string(collective::to_string(o.kind)).c_str(),
                   o.gpus.size(), r.size_B, r.count, o.type_name.c_str(), r.time_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9,
-                  (o.kind == Kind::all_to_all || o.kind == Kind::send_recv) ? "P2P" : std::string(collective::to_string(r.algorithm)).c_str(), std::string(collective::to_string(r.protocol)).c_str(), r.channels,
-                  r.flows);
+                  algorithm_column(o, r).c_str(), protocol_column(r).c_str(), r.channels, r.flows);
     out.append(line, strlen(line) - 1);
     static const char* kClass[3] = {"nvlink", "pcie", "network"};
-    std::snprintf(line, sizeof line, ",%s,%d,%.9g,%.9g,%.9g,%d,%.9g,%.9g\n", kClass[static_cast<int>(r.link_class)], r.steps, r.bandwidth_Bps / 1e9,
+    std::snprintf(line, sizeof line, ",%s,%d,%.9g,%.9g,%.9g,%d,%.9g,%.9g\n", r.size_B <= 0 ? "-" : kClass[static_cast<int>(r.link_class)], r.steps, r.bandwidth_Bps / 1e9,
                   r.bottleneck_bytes, r.latency_s * 1e6, r.hop_steps, r.processing_s * 1e6, r.pipeline_s * 1e6);
     out += line;
   }

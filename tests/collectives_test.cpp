@@ -647,6 +647,8 @@ TEST(CollectiveCommand, SizesAreWholeElementsAsInNcclTests) {
   auto ag = composim::testing::collective_row("--op all_gather --bytes 8 --topology dgx-a100");
   EXPECT_EQ(ag[2], "0");
   EXPECT_EQ(ag[3], "0");
+  // No bytes, nothing runs (NCCL returns at once): no algorithm, protocol or link class.
+  EXPECT_EQ(ag[5] + " " + ag[8] + " " + ag[9] + " " + ag[12], "0 - - -");
   ag = composim::testing::collective_row("--op all_gather --bytes 100 --topology dgx-a100");
   EXPECT_EQ(ag[2], "96");
   EXPECT_EQ(ag[3], "3");
