@@ -63,7 +63,8 @@ json parse_checked(std::istream& in, const std::string& file) {
   } catch (const typename json::parse_error& e) {
     input_error(file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
   } catch (const typename json::exception& e) {  // e.g. a number too large for a double
-    input_error(file, "", std::string("unreadable JSON: ") + e.what());
+    // The parser gives no position for these; the containers read so far say where.
+    input_error(file, path(), std::string("unreadable JSON: ") + e.what());
   }
 }
 }  // namespace

@@ -182,6 +182,10 @@ TEST(Topology, RepeatedKeyIsAnError) {
   composim::testing::expect_cli_error("collective --bytes 1M --topology dgx-a100 --params " +
                                           d.write("p.json", R"({"params": {"collective.efficiency_LL128": 0.9, "collective.efficiency_LL128": 0.5}})"),
                                       "p.json: params.collective.efficiency_LL128: the key \"collective.efficiency_LL128\" is given twice");
+  // A number no double holds is named by where it is, too (the parser gives no byte).
+  composim::testing::expect_cli_error("collective --bytes 1M --topology dgx-a100 --params " +
+                                          d.write("big.json", R"({"params": {"collective.efficiency_LL128": 1e400}})"),
+                                      "big.json: params.collective.efficiency_LL128: unreadable JSON: ");
 }
 
 // A PCIe link trains at the lowest generation of its ends and at most a GPU's 16 lanes, as
