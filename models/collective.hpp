@@ -168,21 +168,21 @@ double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu = fal
 // version) and 2.17-2.18's Hopper plateau, a hybrid of no NCCL version.
 //
 // tuner_busbw_cap_Bps(): every algorithm's busBw before the protocol's fraction: Ampere
-// (8.x) 235 GB/s, Hopper and newer 370 GB/s, none before Ampere (infinity). NCCL 2.14-2.16
+// (8.x) 235 GB/s, Hopper (9.x) 370 GB/s, none before Ampere or on Blackwell (infinity). NCCL 2.14-2.16
 // apply 235 only when every GPU is 8.0 and have no Hopper cap. Parameters
 // collective.tuner_busbw_cap_{ampere,hopper}_Bps.
 double tuner_busbw_cap_Bps(int compute_capability);
 //
 // tree_max_busbw_per_channel_Bps(): a tree's busBw is at most its searched channels x this
 // (perChMaxTreeBws): Volta 26.5 / 18.5 / 10.0, Ampere 24.0 / 23.6 / 17.8, Hopper 38.7 /
-// 41.4 / 33.0 GB/s for 1 / 2 / more machines. On 2 x 8 A100 with 8 trees it caps a tree's
+// 41.4 / 33.0 GB/s for 1 / 2 / more machines; infinity on Blackwell. On 2 x 8 A100 with 8 trees it caps a tree's
 // algbw at 8 x 23.6 / 2 = 94.4 GB/s, below a ring's over 8 x 200 Gb/s NICs (106.7), so
 // NCCL's tuner takes the ring for large messages there. Parameters
 // collective.tree_max_busbw_per_channel_{volta,ampere,hopper}_{1node,2nodes,4nodes}_Bps.
 double tree_max_busbw_per_channel_Bps(int compute_capability, int machines);
 //
 // ll128_max_busbw_per_channel_Bps(): LL128's busBw is at most the searched channels x this
-// (ll128MaxBwPerCh): Volta and Ampere 20, Hopper 36.7 GB/s. composim applies it to trees and
+// (ll128MaxBwPerCh): Volta and Ampere 20, Hopper 36.7 GB/s (infinity on Blackwell). composim applies it to trees and
 // to rings across machines (one per NIC rail, as NCCL searches them), not to rings inside
 // one machine: there its ring search does not reproduce NCCL's ring channel count on
 // NVSwitch systems (it finds one ring at the switch's full speed where NCCL counts 12-16
