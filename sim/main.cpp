@@ -726,11 +726,14 @@ int cmd_topology(const std::string& name, const std::string& p2p, const std::str
          t.links().size(), t.gpus().size(), t.p2p_enabled() ? "on" : "off");
     text += "nodes:\n";
     for (const auto& n : t.nodes()) {
-      char plugin[64] = "";
-      if (n.nccl_net_latency_s > 0) std::snprintf(plugin, sizeof plugin, ", NCCL net plugin latency %.3f us", n.nccl_net_latency_s * 1e6);
+      char extra[96] = "";
+      if (n.nccl_net_latency_s > 0) std::snprintf(extra, sizeof extra, ", NCCL net plugin latency %.3f us", n.nccl_net_latency_s * 1e6);
+      if (n.type == topo::NodeType::host)
+        std::snprintf(extra, sizeof extra, ", memory %.1f GB/s%s%s", n.memory_bandwidth_Bps / 1e9, n.amd_cpu ? ", AMD CPU" : "",
+                      n.p2p_across_root_ports ? ", P2P across root ports" : "");
       line("  %-14s %-20s latency %.3f us%s%s%s\n", n.name.c_str(), std::string(topo::to_string(n.type)).c_str(), n.latency_s * 1e6,
            n.model.empty() ? "" : (", model " + n.model).c_str(),
-           n.type == topo::NodeType::gpu ? (n.p2p ? ", PCIe P2P capable" : ", no PCIe P2P") : "", plugin);
+           n.type == topo::NodeType::gpu ? (n.p2p ? ", PCIe P2P capable" : ", no PCIe P2P") : "", extra);
     }
     text += "links:\n";
     for (const auto& l : t.links())

@@ -734,6 +734,9 @@ TEST(CollectivePlanner, TunerAppliesNcclsCapsAndRingPlateau) {
     EXPECT_NEAR(intel_planner.plan(Kind::all_reduce, 65536, gpus(intel, 16), Protocol::ll, Algorithm::tree).estimated_s,
                 lat + 65536 / (39e9 / 2 * 0.6), 1e-9);
   }
+  // `composim topology` shows a host's memory and vendor.
+  const auto listing = composim::testing::run_cli("topology 2x-dgx-a100-ib");
+  EXPECT_NE(listing.out.find("  n1.cpu1        host                 latency 1.000 us, memory 204.8 GB/s, AMD CPU\n"), std::string::npos) << listing.out;
   // The plateau factor is a parameter too: 1 is none; below 1 is refused.
   set_param("collective.ring_plateau_factor_volta_ampere", 1.0, "test", "flat");
   EXPECT_NEAR(planner.plan(Kind::all_reduce, S, all, Protocol::simple, Algorithm::ring).estimated_s, 135.2e-6 + 1.875 * S / ring.bandwidth_Bps, 1e-9);
