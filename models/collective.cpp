@@ -220,7 +220,7 @@ double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu) {
 
 namespace {
 const char* tuner_generation(int compute_capability) { return compute_capability >= 90 ? "hopper" : compute_capability >= 80 ? "ampere" : "volta"; }
-const char* tuner_scale(int machines) { return machines <= 1 ? "1node" : machines == 2 ? "2nodes" : "4nodes"; }
+const char* tuner_scale(int machines) { return machines == 2 ? "2nodes" : "4nodes"; }
 }  // namespace
 
 double tuner_busbw_cap_Bps(int compute_capability) {
@@ -231,7 +231,7 @@ double tuner_busbw_cap_Bps(int compute_capability) {
 }
 
 double tree_max_busbw_per_channel_Bps(int compute_capability, int machines) {
-  if (compute_capability >= 100) return INFINITY;
+  if (compute_capability >= 100 || machines <= 1) return INFINITY;
   return param(std::string("collective.tree_max_busbw_per_channel_") + tuner_generation(compute_capability) + "_" + tuner_scale(machines) + "_Bps");
 }
 
@@ -357,7 +357,7 @@ ModelInfo collective_model_info() {
                 "NCCL tuning.cc (2.17-2.18: busBw = min(busBw, 235) for Ampere)"},
                {"tuner_busbw_cap_hopper_Bps", "B/s", 370e9, "the tuner's cap on any algorithm's bus bandwidth, Hopper (9.x; none on Blackwell); choice only",
                 "NCCL tuning.cc (2.17-2.18: busBw = min(busBw, 370) for Hopper)"},
-               {"ll128_max_busbw_per_channel_volta_Bps", "B/s", 20e9, "the tuner's LL128 bus bandwidth per searched channel (trees; rings across machines), Volta; choice only", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
+               {"ll128_max_busbw_per_channel_volta_Bps", "B/s", 20e9, "the tuner's LL128 bus bandwidth per searched channel (rings and trees across machines), Volta; choice only", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
                {"ll128_max_busbw_per_channel_ampere_Bps", "B/s", 20e9, "as volta, Ampere", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
                {"ll128_max_busbw_per_channel_hopper_Bps", "B/s", 36.7e9, "as volta, Hopper (9.x; none on Blackwell)", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
                {"ring_plateau_factor_volta_ampere", "1", 1.9,
@@ -392,12 +392,14 @@ ModelInfo collective_model_info() {
                 "fitted to 8 x H100 SXM, 480 GB/s busbw (sjeaugey, NVIDIA/nccl-tests #212); 5-7 GPUs (NVIDIA/nccl #1455) within 2.3%"},
                {"base_latency_nvls_Simple_s", "s", 23e-6, "NVLS latency (Simple, one machine; no per-step part)",
                 "NCCL tuning.cc baseLat (2.18.1-2.18.3; 2.20-2.21 put 23-25 us in hwLat instead)"}}};
-  static constexpr double kPerChMaxTreeBw_GBps[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 33.0}};
+  // NCCL's one-machine column (26.5, 24.0, 38.7) is left out: inside one machine composim's
+  // channel count is not NCCL's (tree_max_busbw_per_channel_Bps()).
+  static constexpr double kPerChMaxTreeBw_GBps[3][2] = {{18.5, 10.0}, {23.6, 17.8}, {41.4, 33.0}};
   const char* kGeneration[3] = {"volta", "ampere", "hopper"};
-  const char* kScale[3] = {"1node", "2nodes", "4nodes"};
-  const char* kScaleText[3] = {"one machine", "2 machines", "3 or more machines"};
+  const char* kScale[2] = {"2nodes", "4nodes"};
+  const char* kScaleText[2] = {"2 machines", "3 or more machines"};
   for (int g = 0; g < 3; ++g)
-    for (int n = 0; n < 3; ++n)
+    for (int n = 0; n < 2; ++n)
       m.params.push_back({std::string("tree_max_busbw_per_channel_") + kGeneration[g] + "_" + kScale[n] + "_Bps", "B/s", kPerChMaxTreeBw_GBps[g][n] * 1e9,
                           std::string("the tuner's tree bus bandwidth per searched channel, ") + kGeneration[g] + (g == 2 ? " (9.x; none on Blackwell)" : "") + ", " + kScaleText[n] +
                               "; choice only",

@@ -174,19 +174,20 @@ double ll_max_busbw_Bps(int compute_capability, int machines, bool amd_cpu = fal
 double tuner_busbw_cap_Bps(int compute_capability);
 //
 // tree_max_busbw_per_channel_Bps(): a tree's busBw is at most its searched channels x this
-// (perChMaxTreeBws): Volta 26.5 / 18.5 / 10.0, Ampere 24.0 / 23.6 / 17.8, Hopper 38.7 /
-// 41.4 / 33.0 GB/s for 1 / 2 / more machines; infinity on Blackwell. On 2 x 8 A100 with 8 trees it caps a tree's
+// (perChMaxTreeBws): Volta 18.5 / 10.0, Ampere 23.6 / 17.8, Hopper 41.4 / 33.0 GB/s for 2 /
+// more machines; infinity on Blackwell and inside one machine (see below). On 2 x 8 A100 with 8 trees it caps a tree's
 // algbw at 8 x 23.6 / 2 = 94.4 GB/s, below a ring's over 8 x 200 Gb/s NICs (106.7), so
 // NCCL's tuner takes the ring for large messages there. Parameters
-// collective.tree_max_busbw_per_channel_{volta,ampere,hopper}_{1node,2nodes,4nodes}_Bps.
+// collective.tree_max_busbw_per_channel_{volta,ampere,hopper}_{2nodes,4nodes}_Bps.
 double tree_max_busbw_per_channel_Bps(int compute_capability, int machines);
 //
 // ll128_max_busbw_per_channel_Bps(): LL128's busBw is at most the searched channels x this
-// (ll128MaxBwPerCh): Volta and Ampere 20, Hopper 36.7 GB/s (infinity on Blackwell). composim applies it to trees and
-// to rings across machines (one per NIC rail, as NCCL searches them), not to rings inside
-// one machine: there its ring search does not reproduce NCCL's ring channel count on
-// NVSwitch systems (it finds one ring at the switch's full speed where NCCL counts 12-16
-// channels), so a per-channel cap would be wrong by that ratio. Parameters
+// (ll128MaxBwPerCh): Volta and Ampere 20, Hopper 36.7 GB/s (infinity on Blackwell). composim
+// applies it, and tree_max_busbw_per_channel_Bps(), across machines, where its rings and
+// trees are NCCL's searched channels (one per NIC rail), not inside one machine: there its
+// ring search does not reproduce NCCL's channel count on NVSwitch systems (it finds one ring
+// at the switch's full speed where NCCL counts 12-16 channels), so a per-channel cap would
+// be wrong by that ratio. Parameters
 // collective.ll128_max_busbw_per_channel_{volta,ampere,hopper}_Bps.
 double ll128_max_busbw_per_channel_Bps(int compute_capability);
 //

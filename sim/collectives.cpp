@@ -958,11 +958,14 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       }
       return bus;
     }
+    // Per searched channel, as for rings: across machines composim's trees are NCCL's (one
+    // per NIC rail); inside one (a tree forced there is a chain) their count is not.
+    const bool across = s.machines > 1;
     const double trees = static_cast<double>(s.trees.size());
-    bus = std::min(bus * collective::tree_efficiency(), trees * collective::tree_max_busbw_per_channel_Bps(s.compute_capability, s.machines));
+    bus = std::min(bus * collective::tree_efficiency(), across ? trees * collective::tree_max_busbw_per_channel_Bps(s.compute_capability, s.machines) : INFINITY);
     if (pr == Protocol::ll) bus = std::min(bus / 3.8, ll_max);
     if (pr == Protocol::ll128)
-      bus = std::min(bus * (s.machines > 1 ? 120.0 / 128.0 : 7.0 / 9.0), trees * collective::ll128_max_busbw_per_channel_Bps(s.compute_capability));
+      bus = std::min(bus * (across ? 120.0 / 128.0 : 7.0 / 9.0), across ? trees * collective::ll128_max_busbw_per_channel_Bps(s.compute_capability) : INFINITY);
     return bus / 2;
   };
   double best = INFINITY;

@@ -44,8 +44,8 @@
 //   t = latency(algorithm, protocol, steps) + bytes_on_busiest_link / (bandwidth * fraction)
 // as NCCL's tuner does, with NCCL's own fractions (LL 1/4 or 1/3, LL128 0.92, trees 0.92,
 // LL capped at llMaxBw) and caps (2.17-2.18: every busBw at 235 GB/s on Ampere and 370 on
-// Hopper; a tree's busBw at its searched channels x perChMaxTreeBws, and in LL128 x
-// ll128MaxBwPerCh; a ring's Simple latency x 1.9, 1.5 from Hopper, for all-reduce across
+// Hopper; across machines, a tree's busBw at its searched channels x perChMaxTreeBws, and a
+// tree's or ring's in LL128 x ll128MaxBwPerCh; a ring's Simple latency x 1.9, 1.5 from Hopper, for all-reduce across
 // machines past ranks / 16 x 64 KiB); a protocol or algorithm the trace or the user names is kept. The
 // flows then carry the bytes at the fractions achieved (collective::achieved_efficiency():
 // LL128 on V100 is slower than NCCL's tuner assumes), so a choice NCCL makes against its own
@@ -59,8 +59,8 @@
 // GPU i -> GPU i+1 through the switch, each carrying S(n+1)/n / collective::nvls_efficiency(),
 // loads every GPU's up- and down-link as the switch's reduce and multicast do.
 //
-// Known approximations: NCCL's per-channel LL128 cap is applied to rings only across machines
-// (inside one, composim's ring search finds one ring at an NVSwitch's full speed where NCCL
+// Known approximations: NCCL's per-channel caps (LL128, trees) are applied only across
+// machines (inside one, composim's ring search finds one ring at an NVSwitch's full speed where NCCL
 // counts 12-16 channels, so the channel count it would multiply is not NCCL's; rings keep the
 // searched count, which changes no ring's bandwidth); NVLS across machines
 // (NVLS_TREE) and CollNet are not modelled; ring searches beyond 9 GPUs per machine use the

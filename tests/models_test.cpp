@@ -94,7 +94,8 @@ TEST(CollectiveModel, TunerCapsByGeneration) {
   EXPECT_DOUBLE_EQ(collective::tuner_busbw_cap_Bps(89), 235e9);
   EXPECT_DOUBLE_EQ(collective::tuner_busbw_cap_Bps(90), 370e9);
   EXPECT_DOUBLE_EQ(collective::tuner_busbw_cap_Bps(100), INFINITY);
-  EXPECT_DOUBLE_EQ(collective::tree_max_busbw_per_channel_Bps(70, 1), 26.5e9);
+  EXPECT_DOUBLE_EQ(collective::tree_max_busbw_per_channel_Bps(70, 2), 18.5e9);
+  EXPECT_DOUBLE_EQ(collective::tree_max_busbw_per_channel_Bps(90, 1), INFINITY);  // one machine: not NCCL's channel count
   EXPECT_DOUBLE_EQ(collective::tree_max_busbw_per_channel_Bps(80, 2), 23.6e9);
   EXPECT_DOUBLE_EQ(collective::tree_max_busbw_per_channel_Bps(90, 5), 33.0e9);
   EXPECT_DOUBLE_EQ(collective::tree_max_busbw_per_channel_Bps(100, 2), INFINITY);
