@@ -963,7 +963,23 @@ int main(int argc, char** argv) {
   auto* coll_cmd = app.add_subcommand("collective", "emulate nccl-tests: time a collective over a range of sizes on a topology");
   coll_cmd->add_option("--op", coll.op, collective::kKindNames);
   coll_cmd->add_option("--bytes", coll.bytes, "size or min:max, as nccl-tests -b/-e (K, M, G, T are powers of 1024; 1MB reads as 1M)");
-  coll_cmd->add_option("--step-factor", coll.step_factor, "multiply the size by this between rows (nccl-tests -f)")->check(CLI::Range(1.0001, 1024.0));
+  // What CLI::Range would say of "2abc" ("not in range") does not say why; std::stod alone
+  // would read "0x10" as 16.
+  const CLI::Validator step_factor_range(
+      [](std::string& v) {
+        size_t used = 0;
+        double f = 0;
+        try {
+          f = std::stod(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != v.size() || v.find_first_of("xXpP") != std::string::npos) return "expected a decimal number, got " + v;
+        if (!(f >= 1.0001 && f <= 1024.0)) return "must be in [1.0001, 1024] (nccl-tests -f), got " + v;
+        return std::string();
+      },
+      "FLOAT in [1.0001 - 1024]");
+  coll_cmd->add_option("--step-factor", coll.step_factor, "multiply the size by this between rows (nccl-tests -f)")->check(step_factor_range);
   // What CLI::Range would say ("not in range 2 to 1000000") does not say why.
   const CLI::Validator at_least_two_gpus(
       [](std::string& v) {

@@ -301,7 +301,9 @@ TEST(CollectiveCommand, PointToPointRefusesProtoAndAlgo) {
 
 // Errors name the option the user gave.
 TEST(CollectiveCommand, BadInputNamesTheOptionGiven) {
-  composim::testing::expect_cli_error("collective --step-factor nan --topology dgx-a100", "--step-factor");
+  composim::testing::expect_cli_error("collective --step-factor nan --topology dgx-a100", "--step-factor: must be in [1.0001, 1024]");
+  composim::testing::expect_cli_error("collective --step-factor 2abc --topology dgx-a100", "--step-factor: expected a decimal number, got 2abc");
+  composim::testing::expect_cli_error("collective --step-factor 0x10 --topology dgx-a100", "--step-factor: expected a decimal number, got 0x10");
   composim::testing::expect_cli_error("collective --placement gpu0 --topology dgx-a100", "--placement: a collective needs at least 2 GPUs");
   composim::testing::expect_cli_error("p2p --placement gpu0 --topology dgx-a100", "--placement: the copy matrix needs at least 2 GPUs");
   composim::testing::expect_cli_error("collective --bytes 8.5 --topology dgx-a100", "--bytes: cannot read size \"8.5\"");
