@@ -943,6 +943,17 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   // the GPU generation; then each algorithm's and protocol's fraction and caps (a tree's
   // per searched channel; LL's llMaxBw). Returns a ring's busBw and a tree's algbw (busBw /
   // 2, as NCCL converts), the bandwidths the times below divide by.
+  // NCCL's searched channels across machines, which its per-channel caps multiply:
+  // composim's rings (one per NIC rail, as NCCL searches them), doubled as
+  // ncclTopoDupChannels (search.cc, 2.17-2.18) does where each runs at 25 GB/s or more,
+  // unless the GPUs are above compute capability 8.0 and there are more than 4 below 50
+  // GB/s; at most MAXCHANNELS / 2. A tree search stops at the rings' count (its maxChannels).
+  const double searched_channels = [&] {
+    const double rings = std::max<double>(1.0, static_cast<double>(s.rings.size()));
+    const double speed = s.rings.empty() ? 0.0 : s.rings.front().bandwidth_Bps;
+    const bool dup = speed >= 25e9 && !(s.compute_capability > 80 && speed < 50e9 && rings > 4);
+    return dup ? std::min(2 * rings, kMaxChannels / 2.0) : rings;
+  }();
   auto tuner_bw = [&](Algorithm a, Protocol pr) {
     const bool net = s.link_class == LinkClass::network;
     const double ll_max = collective::ll_max_busbw_Bps(s.compute_capability, s.machines, s.amd_cpu);
@@ -954,14 +965,14 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       // where NCCL counts 12-16, so there the cap is not applied.
       if (pr == Protocol::ll128) {
         bus *= s.ppn_below_2 ? 0.7 : collective::protocol_efficiency(pr, kind, net);
-        if (s.machines > 1) bus = std::min(bus, static_cast<double>(s.rings.size()) * collective::ll128_max_busbw_per_channel_Bps(s.compute_capability));
+        if (s.machines > 1) bus = std::min(bus, searched_channels * collective::ll128_max_busbw_per_channel_Bps(s.compute_capability));
       }
       return bus;
     }
     // Per searched channel, as for rings: across machines composim's trees are NCCL's (one
     // per NIC rail); inside one (a tree forced there is a chain) their count is not.
     const bool across = s.machines > 1;
-    const double trees = static_cast<double>(s.trees.size());
+    const double trees = searched_channels;
     bus = std::min(bus * collective::tree_efficiency(), across ? trees * collective::tree_max_busbw_per_channel_Bps(s.compute_capability, s.machines) : INFINITY);
     if (pr == Protocol::ll) bus = std::min(bus / 3.8, ll_max);
     if (pr == Protocol::ll128)

@@ -736,6 +736,19 @@ TEST(CollectivePlanner, TunerAppliesNcclsCapsAndRingPlateau) {
     EXPECT_NEAR(intel_planner.plan(Kind::all_reduce, 65536, gpus(intel, 16), Protocol::ll, Algorithm::tree).estimated_s,
                 lat + 65536 / (39e9 / 2 * 0.6), 1e-9);
   }
+  // NCCL doubles its searched channels where each runs at 25 GB/s or more, unless there are
+  // more than 4 below 50 GB/s on GPUs above 8.0 (ncclTopoDupChannels). 4 + 4 H100s of 2 x 8
+  // H100 use 4 NICs of 400 Gb/s (48.5 GB/s): 4 rings, doubled to 8 channels, so the tree's
+  // cap is 8 x 41.4 GB/s of busbw (algbw 165.6) below its 4 x 48.5 x 2, capped at 370, x 0.92
+  // = 340.4; latency 2 x (3 + 1) x 28 us. All 8 per machine: 8 rings, not doubled.
+  {
+    auto h = topo::Topology::load("2x-hgx-h100-ib");
+    sim::CollectivePlanner hp(h);
+    std::vector<int> four;
+    for (const char* g : {"n0.gpu0", "n0.gpu1", "n0.gpu2", "n0.gpu3", "n1.gpu0", "n1.gpu1", "n1.gpu2", "n1.gpu3"}) four.push_back(*h.find_node(g));
+    EXPECT_NEAR(hp.plan(Kind::all_reduce, S, four, Protocol::simple, Algorithm::tree).estimated_s, 2 * 4 * 28e-6 + S / (8 * 41.4e9 / 2), 1e-9);
+    EXPECT_NEAR(hp.plan(Kind::all_reduce, S, gpus(h, 16), Protocol::simple, Algorithm::tree).estimated_s, 2 * 8 * 28e-6 + S / (8 * 41.4e9 / 2), 1e-9);
+  }
   // `composim topology` shows a host's memory and vendor.
   const auto listing = composim::testing::run_cli("topology 2x-dgx-a100-ib");
   EXPECT_NE(listing.out.find("  n1.cpu1        host                 latency 1.000 us, memory 204.8 GB/s, AMD CPU\n"), std::string::npos) << listing.out;
