@@ -974,7 +974,7 @@ int main(int argc, char** argv) {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used == 0 || used != v.size() || v.find_first_of("xXpP") != std::string::npos) return "expected a decimal number, got " + v;
+        if (used == 0 || used != v.size() || v.find_first_of("xXpP \t") != std::string::npos) return "expected a decimal number, got " + v;
         if (!(f >= 1.0001 && f <= 1024.0)) return "must be in [1.0001, 1024] (nccl-tests -f), got " + v;
         return std::string();
       },

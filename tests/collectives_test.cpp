@@ -304,6 +304,14 @@ TEST(CollectiveCommand, BadInputNamesTheOptionGiven) {
   composim::testing::expect_cli_error("collective --step-factor nan --topology dgx-a100", "--step-factor: must be in [1.0001, 1024]");
   composim::testing::expect_cli_error("collective --step-factor 2abc --topology dgx-a100", "--step-factor: expected a decimal number, got 2abc");
   composim::testing::expect_cli_error("collective --step-factor 0x10 --topology dgx-a100", "--step-factor: expected a decimal number, got 0x10");
+  composim::testing::expect_cli_error("collective --step-factor ' 2' --topology dgx-a100", "--step-factor: expected a decimal number, got  2");
+  // A factor close to 1 gives sizes that round to the same whole elements: one row each.
+  auto r = composim::testing::run_cli("collective --bytes 8:64 --step-factor 1.0001 --gpus 2 --topology dgx-a100");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  int rows = 0;
+  std::istringstream lines(r.out);
+  for (std::string l; std::getline(lines, l);) rows += !l.empty() && l[0] != '#';
+  EXPECT_EQ(rows, 15);  // 8, 12, ..., 64 B: 15 sizes of whole floats
   composim::testing::expect_cli_error("collective --placement gpu0 --topology dgx-a100", "--placement: a collective needs at least 2 GPUs");
   composim::testing::expect_cli_error("p2p --placement gpu0 --topology dgx-a100", "--placement: the copy matrix needs at least 2 GPUs");
   composim::testing::expect_cli_error("collective --bytes 8.5 --topology dgx-a100", "--bytes: cannot read size \"8.5\"");
