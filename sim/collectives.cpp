@@ -918,31 +918,6 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   const Structure& s = structure(gpus);
   p.link_class = s.link_class;
   const auto sched = collective::ring_schedule(kind, n, in_bytes);
-  // A protocol's fraction of the structure's bandwidth, given its base efficiency, with
-  // NCCL's refinements (tuning.cc): trees reach collective::tree_efficiency() (0.92) of
-  // theirs, LL 1/3.8 of that and LL128 7/9 inside a machine or 120/128 across; a ring's
-  // LL128 0.7 with one GPU per machine; LL capped at llMaxBw (a ring's busbw; a tree's
-  // algbw is half of it).
-  auto fraction = [&](Algorithm a, Protocol pr, double base, double scale = 1.0) {
-    double e = base;
-    if (pr == Protocol::ll128 && (a == Algorithm::tree || s.ppn_below_2))
-      e *= (a == Algorithm::ring ? 0.7 : s.machines > 1 ? 120.0 / 128.0 : 7.0 / 9.0) / collective::protocol_efficiency(pr, kind, false);
-    if (pr == Protocol::ll && a == Algorithm::tree) e *= (1.0 / 3.8) / collective::protocol_efficiency(pr, kind, s.machines > 1);
-    if (a == Algorithm::tree) e *= collective::tree_efficiency();
-    const double bw = scale * (a == Algorithm::ring ? s.ring_bw : s.tree_bw);
-    if (pr == Protocol::ll && bw > 0) {
-      const double cap = collective::ll_max_busbw_Bps(s.compute_capability, s.machines, s.amd_cpu);
-      e = std::min(e, (a == Algorithm::ring ? cap : 0.5 * cap) / bw);
-    }
-    return e;
-  };
-  // The tuner: least predicted time over the allowed (algorithm, protocol) pairs.
-  const double scale = collective::tuner_bandwidth_fraction(s.link_class);
-  // The bandwidth NCCL's tuner reckons (tuning.cc, 2.17-2.18), in the order it applies its
-  // refinements: the graph's busBw (a ring's bandwidth; twice a tree's algbw), capped for
-  // the GPU generation; then each algorithm's and protocol's fraction and caps (a tree's
-  // per searched channel; LL's llMaxBw). Returns a ring's busBw and a tree's algbw (busBw /
-  // 2, as NCCL converts), the bandwidths the times below divide by.
   // NCCL's searched channels across machines, which its per-channel caps multiply:
   // composim's rings (one per NIC rail, as NCCL searches them), doubled as
   // ncclTopoDupChannels (search.cc, 2.17-2.18) does where each runs at 25 GB/s or more,
@@ -954,30 +929,43 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     const bool dup = speed >= 25e9 && !(s.compute_capability > 80 && speed < 50e9 && rings > 4);
     return dup ? std::min(2 * rings, kMaxChannels / 2.0) : rings;
   }();
-  auto tuner_bw = [&](Algorithm a, Protocol pr) {
-    const bool net = s.link_class == LinkClass::network;
+  // The bandwidth of algorithm a in protocol pr with NCCL's refinements (tuning.cc,
+  // 2.17-2.18), in the order NCCL applies them, from a base protocol efficiency: the graph's
+  // busBw (`scale` x a ring's bandwidth; twice a tree's algbw); trees reach
+  // collective::tree_efficiency() (0.92) of it, LL 1/3.8 of that and LL128 7/9 inside a
+  // machine or 120/128 across; a ring's LL128 0.7 with ppn < 2; LL capped at llMaxBw. With
+  // `caps` (the tuner's view only), also the GPU generation's busBw cap and, across
+  // machines, the per-channel caps. Returns a ring's busBw and a tree's algbw (busBw / 2, as
+  // NCCL converts).
+  auto nccl_bw = [&](Algorithm a, Protocol pr, double base, double scale, bool caps) {
     const double ll_max = collective::ll_max_busbw_Bps(s.compute_capability, s.machines, s.amd_cpu);
-    double bus = std::min(scale * (a == Algorithm::ring ? s.ring_bw : 2 * s.tree_bw), collective::tuner_busbw_cap_Bps(s.compute_capability));
+    const bool per_channel = caps && s.machines > 1;
+    double bus = scale * (a == Algorithm::ring ? s.ring_bw : 2 * s.tree_bw);
+    if (caps) bus = std::min(bus, collective::tuner_busbw_cap_Bps(s.compute_capability));
     if (a == Algorithm::ring) {
-      if (pr == Protocol::ll) bus = std::min(ll_max, bus * collective::protocol_efficiency(pr, kind, net));
-      // LL128's per-channel cap counts the searched rings: across machines composim's are
-      // NCCL's (one per NIC rail); inside one it finds one ring at an NVSwitch's full speed
-      // where NCCL counts 12-16, so there the cap is not applied.
+      if (pr == Protocol::ll) return std::min(ll_max, bus * base);
       if (pr == Protocol::ll128) {
-        bus *= s.ppn_below_2 ? 0.7 : collective::protocol_efficiency(pr, kind, net);
-        if (s.machines > 1) bus = std::min(bus, searched_channels * collective::ll128_max_busbw_per_channel_Bps(s.compute_capability));
+        bus *= s.ppn_below_2 ? base * 0.7 / collective::protocol_efficiency(pr, kind, false) : base;
+        if (per_channel) bus = std::min(bus, searched_channels * collective::ll128_max_busbw_per_channel_Bps(s.compute_capability));
+        return bus;
       }
-      return bus;
+      return bus * base;
     }
-    // Per searched channel, as for rings: across machines composim's trees are NCCL's (one
-    // per NIC rail); inside one (a tree forced there is a chain) their count is not.
-    const bool across = s.machines > 1;
-    const double trees = searched_channels;
-    bus = std::min(bus * collective::tree_efficiency(), across ? trees * collective::tree_max_busbw_per_channel_Bps(s.compute_capability, s.machines) : INFINITY);
-    if (pr == Protocol::ll) bus = std::min(bus / 3.8, ll_max);
-    if (pr == Protocol::ll128)
-      bus = std::min(bus * (across ? 120.0 / 128.0 : 7.0 / 9.0), across ? trees * collective::ll128_max_busbw_per_channel_Bps(s.compute_capability) : INFINITY);
+    bus *= collective::tree_efficiency();
+    if (per_channel) bus = std::min(bus, searched_channels * collective::tree_max_busbw_per_channel_Bps(s.compute_capability, s.machines));
+    if (pr == Protocol::ll) bus = std::min(bus * base / (3.8 * collective::protocol_efficiency(pr, kind, s.machines > 1)), ll_max);
+    if (pr == Protocol::ll128) {
+      bus *= base * (s.machines > 1 ? 120.0 / 128.0 : 7.0 / 9.0) / collective::protocol_efficiency(pr, kind, false);
+      if (per_channel) bus = std::min(bus, searched_channels * collective::ll128_max_busbw_per_channel_Bps(s.compute_capability));
+    }
+    if (pr == Protocol::simple) bus *= base;
     return bus / 2;
+  };
+  // The tuner: least predicted time over the allowed (algorithm, protocol) pairs, with NCCL's
+  // own protocol efficiencies and caps.
+  const double scale = collective::tuner_bandwidth_fraction(s.link_class);
+  auto tuner_bw = [&](Algorithm a, Protocol pr) {
+    return nccl_bw(a, pr, collective::protocol_efficiency(pr, kind, s.link_class == LinkClass::network), scale, true);
   };
   double best = INFINITY;
   const bool tree_forced = !choices.allows(Algorithm::ring);
@@ -1056,8 +1044,11 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.hop_steps = 0;  // NCCL's NVLS latency is one term, with no per-step part
     return p;
   }
-  const double eff =
-      fraction(p.algorithm, p.protocol, collective::achieved_efficiency(p.protocol, kind, s.link_class == LinkClass::network, s.nvlink_generation));
+  // What runs: the efficiencies achieved, no tuner caps, as a fraction of the structure's
+  // bandwidth.
+  const double raw_bw = p.algorithm == Algorithm::ring ? s.ring_bw : s.tree_bw;
+  const double achieved = collective::achieved_efficiency(p.protocol, kind, s.link_class == LinkClass::network, s.nvlink_generation);
+  const double eff = raw_bw > 0 ? nccl_bw(p.algorithm, p.protocol, achieved, 1.0, false) / raw_bw : achieved;
   std::map<std::pair<int, int>, double> merged;
   if (p.algorithm == Algorithm::ring) {
     // One flow per channel and hop, not merged across channels: SimGrid shares a link
