@@ -136,7 +136,7 @@ int dtype_size_B(std::string_view dtype) {
   if (d == "float" || d == "float32" || d == "int" || d == "int32" || d == "uint32") return 4;
   if (d == "double" || d == "float64" || d == "long" || d == "int64" || d == "uint64") return 8;
   if (d == "half" || d == "float16" || d == "bfloat16" || d == "short" || d == "int16") return 2;
-  if (d == "byte" || d == "char" || d == "bool" || d == "int8" || d == "uint8" || d.find("float8") == 0) return 1;
+  if (d == "byte" || d == "char" || d == "bool" || d == "int8" || d == "uint8" || d.find("float8") == 0 || d == "f8e4m3" || d == "f8e5m2") return 1;
   return 0;
 }
 

@@ -506,7 +506,7 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   }
   if (!(a.step_factor > 1) || !std::isfinite(a.step_factor)) input_error("", "--step-factor", "must be a number above 1 (nccl-tests -f)");
   o.type_size_B = sim::nccl_tests_type_size_B(a.dtype);
-  if (o.type_size_B == 0) input_error("", "--dtype", "unknown type \"" + a.dtype + "\" (" + sim::kNcclTestsTypes + ", as nccl-tests -d)");
+  if (o.type_size_B == 0) input_error("", "--dtype", "unknown type \"" + a.dtype + "\" (" + sim::nccl_tests_type_list() + ", as nccl-tests -d)");
   o.type_name = a.dtype;
   try {
     o.sizes_B = sim::size_range(a.bytes, a.step_factor);
@@ -998,7 +998,7 @@ int main(int argc, char** argv) {
       },
       "N >= 2");
   coll_cmd->add_option("--dtype", coll.dtype,
-                       std::string("element type, as nccl-tests -d: ") + sim::kNcclTestsTypes + " (default float; sizes round to whole elements)");
+                       "element type, as nccl-tests -d: " + sim::nccl_tests_type_list() + " (default float; sizes round to whole elements)");
   coll_cmd->add_option("--gpus", coll.gpus, "use the first N GPUs of the topology (default: all)")->check(at_least_two_gpus);
   coll_cmd->add_option("--placement", coll.placement, "the GPUs to use, comma-separated names or indices");
   coll_cmd->add_option("--topology", coll.topology, "shipped topology name or JSON file")->required();

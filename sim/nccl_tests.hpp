@@ -46,7 +46,9 @@ struct SweepRow {
 // nccl-tests' element types (its -d names) and their sizes in bytes; 0 for a name it does
 // not have. The type sets only the element size: composim does not model the reduction's
 // arithmetic, which nccl-tests' own figures show is not what limits a collective.
-inline constexpr const char* kNcclTestsTypes = "int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16, f8e4m3, f8e5m2";
+inline constexpr std::string_view kNcclTestsTypes[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64",
+                                                       "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"};
+std::string nccl_tests_type_list();  // "int8, uint8, ..."
 int nccl_tests_type_size_B(std::string_view name);
 
 // Runs the sweep. Must be called once per process, with the SimGrid engine created and

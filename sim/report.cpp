@@ -524,9 +524,7 @@ struct StagedGuard {
     staged_count = staged_count + 1;
   }
 };
-}  // namespace
 
-namespace {
 // A new, empty temporary file beside `target` (mkstemp: never an existing file, such as a
 // user's TARGET.tmp), closed; its path. Throws InputError naming `target` and why.
 std::filesystem::path create_temp_beside(const std::filesystem::path& target, std::string_view place) {

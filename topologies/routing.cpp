@@ -184,6 +184,23 @@ int nic_of_host(const Topology& t, int h) {
   return best;
 }
 
+// Whether `path` from `src` goes from one host's root complex to another's through
+// something other than a direct host-to-host hop (a socket interconnect): through switches,
+// as between the hosts of a composable chassis.
+bool leaves_host_domain(const Topology& t, int src, const std::vector<Hop>& path) {
+  const auto& nodes = t.nodes();
+  int last_host = nodes[src].type == NodeType::host ? src : -1;
+  bool last_was_host = last_host >= 0;
+  for (const Hop& h : path) {
+    const int n = hop_target(t, h);
+    const bool is_host = nodes[n].type == NodeType::host;
+    if (is_host && last_host >= 0 && n != last_host && !last_was_host) return true;
+    if (is_host) last_host = n;
+    last_was_host = is_host;
+  }
+  return false;
+}
+
 }  // namespace
 
 int nearest_nic(const Topology& t, int gpu) {
@@ -382,15 +399,7 @@ Route route(const Topology& t, int src, int dst, bool nccl_paths, const std::vec
     // Two hosts' PCIe domains meet only over a socket interconnect: a path that leaves one
     // host's root complex for another's through switches (a composable chassis between its
     // hosts) does not exist. Two NICs of such hosts talk over their network.
-    int last_host = nodes[src].type == NodeType::host ? src : -1;
-    bool last_was_host = last_host >= 0, crosses_domains = false;
-    for (const Hop& h : path) {
-      const int n = hop_target(t, h);
-      const bool is_host = nodes[n].type == NodeType::host;
-      if (is_host && last_host >= 0 && n != last_host && !last_was_host) crosses_domains = true;
-      if (is_host) last_host = n;
-      last_was_host = is_host;
-    }
+    const bool crosses_domains = leaves_host_domain(t, src, path);
     // A device attached to a host of a composition copies to that host's memory only, and
     // reaches another host's devices only where the chassis joins the hosts (two NICs of
     // different hosts talk over their network, below).
