@@ -335,63 +335,63 @@ ModelInfo collective_model_info() {
               "NCCL collectives as rings, trees or NVLS of flows on the topology, plus NCCL's latency model",
               "flow bytes = schedule bytes / protocol efficiency; t = last flow's end + base + steps * hop + extra latency + bus bytes / per-GPU rate (V100 LL128)",
               {{"efficiency_LL_allreduce", "1", 0.25, "LL bandwidth fraction (all-reduce, reduce, multi-node; x 4/3, at most 1, otherwise: 1/3 by default)",
-                "NCCL tuning.cc (LL busBw scaling)"},
-               {"efficiency_LL128", "1", 0.92, "LL128 bandwidth fraction", "NCCL tuning.cc (LL128 busBw scaling)"},
+                "NCCL tuning.cc (LL busBw scaling)", ParamSetting::fraction},
+               {"efficiency_LL128", "1", 0.92, "LL128 bandwidth fraction", "NCCL tuning.cc (LL128 busBw scaling)", ParamSetting::fraction},
                {"efficiency_LL128_achieved_nvlink_gen2", "1", kAchievedLL128Gen2, "LL128 bandwidth fraction achieved on NVLink2 (V100) links; the tuner still assumes efficiency_LL128",
-                "LL128's wire efficiency (120 data bytes per 128-byte line, NCCL prims_ll128.h); not fitted"},
+                "LL128's wire efficiency (120 data bytes per 128-byte line, NCCL prims_ll128.h); not fitted", ParamSetting::fraction},
                {"ll128_gpu_rate_nvlink_gen2_Bps", "B/s", kLL128GpuRateGen2_Bps,
                 "V100 LL128: each GPU processes the ring's bus bytes at this rate, in series with the links (t += bus bytes / rate); 0: no such term",
-                "fitted to vTrain V100 all-reduce, 4, 7 and 8 GPUs, every 1 MiB where NCCL ran LL128 (../shared/data/measured/vtrain_v100_allreduce); 3 and 6 GPUs held out; mechanism not established"},
-               {"ll128_gpu_rate_nvlink_gen3_Bps", "B/s", 0.0, "as gen2, A100", "no measurement"},
-               {"ll128_gpu_rate_nvlink_gen4_Bps", "B/s", 0.0, "as gen2, H100", "no measurement"},
-               {"ll128_gpu_rate_nvlink_gen5_Bps", "B/s", 0.0, "as gen2, B200", "no measurement"},
-               {"efficiency_tree", "1", 0.92, "fraction of a tree's bandwidth NCCL's trees reach (all protocols)", "NCCL tuning.cc (tree busBw x 0.92)"},
-               {"ll_max_busbw_1node_volta_Bps", "B/s", 39.0e9, "LL bus bandwidth cap, one machine, Volta (and older)", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
-               {"ll_max_busbw_1node_ampere_Bps", "B/s", 87.7e9, "LL bus bandwidth cap, one machine, Ampere", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
-               {"ll_max_busbw_1node_hopper_Bps", "B/s", 87.7e9, "LL bus bandwidth cap, one machine, Hopper and newer", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
-               {"ll_max_busbw_2nodes_intel_Bps", "B/s", 39.0e9, "LL bus bandwidth cap, 2 machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
-               {"ll_max_busbw_2nodes_amd_Bps", "B/s", 22.5e9, "LL bus bandwidth cap, 2 machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
-               {"ll_max_busbw_4nodes_intel_Bps", "B/s", 20.4e9, "LL bus bandwidth cap, 3 or more machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
-               {"ll_max_busbw_4nodes_amd_Bps", "B/s", 19.0e9, "LL bus bandwidth cap, 3 or more machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)"},
+                "fitted to vTrain V100 all-reduce, 4, 7 and 8 GPUs, every 1 MiB where NCCL ran LL128 (../shared/data/measured/vtrain_v100_allreduce); 3 and 6 GPUs held out; mechanism not established", ParamSetting::rate_or_off},
+               {"ll128_gpu_rate_nvlink_gen3_Bps", "B/s", 0.0, "as gen2, A100", "no measurement", ParamSetting::rate_or_off},
+               {"ll128_gpu_rate_nvlink_gen4_Bps", "B/s", 0.0, "as gen2, H100", "no measurement", ParamSetting::rate_or_off},
+               {"ll128_gpu_rate_nvlink_gen5_Bps", "B/s", 0.0, "as gen2, B200", "no measurement", ParamSetting::rate_or_off},
+               {"efficiency_tree", "1", 0.92, "fraction of a tree's bandwidth NCCL's trees reach (all protocols)", "NCCL tuning.cc (tree busBw x 0.92)", ParamSetting::fraction},
+               {"ll_max_busbw_1node_volta_Bps", "B/s", 39.0e9, "LL bus bandwidth cap, one machine, Volta (and older)", "NCCL tuning.cc llMaxBws (2.14-2.18)", ParamSetting::rate},
+               {"ll_max_busbw_1node_ampere_Bps", "B/s", 87.7e9, "LL bus bandwidth cap, one machine, Ampere", "NCCL tuning.cc llMaxBws (2.14-2.18)", ParamSetting::rate},
+               {"ll_max_busbw_1node_hopper_Bps", "B/s", 87.7e9, "LL bus bandwidth cap, one machine, Hopper and newer", "NCCL tuning.cc llMaxBws (2.14-2.18)", ParamSetting::rate},
+               {"ll_max_busbw_2nodes_intel_Bps", "B/s", 39.0e9, "LL bus bandwidth cap, 2 machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)", ParamSetting::rate},
+               {"ll_max_busbw_2nodes_amd_Bps", "B/s", 22.5e9, "LL bus bandwidth cap, 2 machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)", ParamSetting::rate},
+               {"ll_max_busbw_4nodes_intel_Bps", "B/s", 20.4e9, "LL bus bandwidth cap, 3 or more machines, Intel CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)", ParamSetting::rate},
+               {"ll_max_busbw_4nodes_amd_Bps", "B/s", 19.0e9, "LL bus bandwidth cap, 3 or more machines, AMD CPUs", "NCCL tuning.cc llMaxBws (2.14-2.18)", ParamSetting::rate},
                {"tuner_busbw_cap_ampere_Bps", "B/s", 235e9, "the tuner's cap on any algorithm's bus bandwidth, Ampere (8.x); choice only",
-                "NCCL tuning.cc (2.17-2.18: busBw = min(busBw, 235) for Ampere)"},
+                "NCCL tuning.cc (2.17-2.18: busBw = min(busBw, 235) for Ampere)", ParamSetting::rate},
                {"tuner_busbw_cap_hopper_Bps", "B/s", 370e9, "the tuner's cap on any algorithm's bus bandwidth, Hopper (9.x; none on Blackwell); choice only",
-                "NCCL tuning.cc (2.17-2.18: busBw = min(busBw, 370) for Hopper)"},
-               {"ll128_max_busbw_per_channel_volta_Bps", "B/s", 20e9, "the tuner's LL128 bus bandwidth per searched channel (rings and trees across machines), Volta; choice only", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
-               {"ll128_max_busbw_per_channel_ampere_Bps", "B/s", 20e9, "as volta, Ampere", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
-               {"ll128_max_busbw_per_channel_hopper_Bps", "B/s", 36.7e9, "as volta, Hopper (9.x; none on Blackwell)", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)"},
+                "NCCL tuning.cc (2.17-2.18: busBw = min(busBw, 370) for Hopper)", ParamSetting::rate},
+               {"ll128_max_busbw_per_channel_volta_Bps", "B/s", 20e9, "the tuner's LL128 bus bandwidth per searched channel (rings and trees across machines), Volta; choice only", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)", ParamSetting::rate},
+               {"ll128_max_busbw_per_channel_ampere_Bps", "B/s", 20e9, "as volta, Ampere", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)", ParamSetting::rate},
+               {"ll128_max_busbw_per_channel_hopper_Bps", "B/s", 36.7e9, "as volta, Hopper (9.x; none on Blackwell)", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)", ParamSetting::rate},
                {"ring_plateau_factor_volta_ampere", "1", 1.9,
                 "the tuner multiplies a ring's Simple latency by this for all-reduce across machines of at least ranks / 16 x 64 KiB, before Hopper; choice only",
-                "NCCL tuning.cc ncclTopoGetAlgoTime, \"Plateau effect of ring\" (2.17-2.18)"},
-               {"ring_plateau_factor_hopper", "1", 1.5, "as volta_ampere, Hopper and newer", "NCCL tuning.cc ncclTopoGetAlgoTime (2.17-2.18)"},
+                "NCCL tuning.cc ncclTopoGetAlgoTime, \"Plateau effect of ring\" (2.17-2.18)", ParamSetting::latency_factor},
+               {"ring_plateau_factor_hopper", "1", 1.5, "as volta_ampere, Hopper and newer", "NCCL tuning.cc ncclTopoGetAlgoTime (2.17-2.18)", ParamSetting::latency_factor},
                {"tuner_bandwidth_fraction_nvlink", "1", 0.85, "NCCL's tuner reckons an NVLink at this fraction of its signalling rate",
-                "fitted to vTrain V100 LL128/Simple switch points (3-8 GPUs; 0.8455-0.851 reproduce all five) within NCCL topo.h's range: 20-22 GB/s per 25 GB/s link"},
+                "fitted to vTrain V100 LL128/Simple switch points (3-8 GPUs; 0.8455-0.851 reproduce all five) within NCCL topo.h's range: 20-22 GB/s per 25 GB/s link", ParamSetting::fraction},
                {"tuner_bandwidth_fraction_pcie", "1", 12.0 / 15.75, "NCCL's tuner reckons PCIe at this fraction of its data rate",
-                "NCCL topo.h: PCI_BW 12 GB/s for Gen3 x16 (15.75 GB/s after 128b/130b)"},
+                "NCCL topo.h: PCI_BW 12 GB/s for Gen3 x16 (15.75 GB/s after 128b/130b)", ParamSetting::fraction},
                {"efficiency_indirect_nvlink", "1", 0.825, "what a hop through an intermediate GPU's memory (NCCL's P2P/indirect on an NVB path) moves relative to a direct NVLink hop",
-                "fitted to vTrain V100 all-reduce, 5 GPUs (GPU4's only NVLink peer is GPU0), 64 MiB-1 GiB: the only source with such a hop"},
+                "fitted to vTrain V100 all-reduce, 5 GPUs (GPU4's only NVLink peer is GPU0), 64 MiB-1 GiB: the only source with such a hop", ParamSetting::fraction},
                {"nccl_buffsize_B", "B", 4194304.0, "NCCL_BUFFSIZE: Simple's buffer per channel and peer; a tree moves Simple in chunks of 1/8 of it",
-                "NCCL DEFAULT_BUFFSIZE (4 MiB) and enqueue.cc (stepSize = buffSize / NCCL_STEPS; a tree's Simple chunk is one step)"},
+                "NCCL DEFAULT_BUFFSIZE (4 MiB) and enqueue.cc (stepSize = buffSize / NCCL_STEPS; a tree's Simple chunk is one step)", ParamSetting::buffer_size},
                {"tree_simple_chunk_latency_s", "s", 262144.0 / 12e9,
                 "the part of a tree's per-step latency in Simple that stands for one chunk; a running tree moves its actual chunks instead",
                 "NCCL tuning.cc: \"Tree/Simple is the latency a 256kB chunk, which is ~ base lat + 256k/12GB/s\" (21.8 us of its 28 us step); "
-                "0 for latency tables whose tree step has no such part (models/params/rccl-2.8.json)"},
+                "0 for latency tables whose tree step has no such part (models/params/rccl-2.8.json)", ParamSetting::latency},
                {"shm_transport_Bps", "B/s", 5.2e9, "what one GPU sends to its peers through host memory, in all (SHM transport)",
-                "fitted to DGX A100 4 GPUs with NCCL_P2P_DISABLE=1 (LLM-Insights, NCCL 2.16): 5.2 GB/s busbw; NVIDIA/nccl #1817 (8 x L20, 6.1 GB/s avg) and #384 (Gen3, 3.9 GB/s, 1 channel) agree in order"},
+                "fitted to DGX A100 4 GPUs with NCCL_P2P_DISABLE=1 (LLM-Insights, NCCL 2.16): 5.2 GB/s busbw; NVIDIA/nccl #1817 (8 x L20, 6.1 GB/s avg) and #384 (Gen3, 3.9 GB/s, 1 channel) agree in order", ParamSetting::rate},
                {"extra_latency_LL128_achieved_nvlink_gen2_s", "s", kExtraLatencyLL128Gen2_s, "LL128 latency on NVLink2 (V100) beyond NCCL's latency model",
-                "fitted with ll128_gpu_rate_nvlink_gen2_Bps (same data)"},
+                "fitted with ll128_gpu_rate_nvlink_gen2_Bps (same data)", ParamSetting::latency},
                {"extra_latency_Simple_achieved_nvlink_gen2_s", "s", kExtraLatencySimpleGen2_s, "Simple latency on NVLink2 (V100) beyond NCCL's latency model",
-                "fitted to vTrain V100 all-reduce, 2-8 GPUs but 5, every 1 MiB up to 32 MiB where NCCL ran Simple"},
-               {"extra_latency_LL128_achieved_nvlink_gen3_s", "s", 0.0, "as gen2, NVLink3", "no measurement"},
-               {"extra_latency_LL128_achieved_nvlink_gen4_s", "s", 0.0, "as gen2, NVLink4", "no measurement"},
-               {"extra_latency_LL128_achieved_nvlink_gen5_s", "s", 0.0, "as gen2, NVLink5", "no measurement"},
-               {"efficiency_LL128_achieved_nvlink_gen3", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink3 (A100)", "no measurement: NCCL tuning.cc's value"},
-               {"efficiency_LL128_achieved_nvlink_gen4", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink4 (H100)", "no measurement: NCCL tuning.cc's value"},
-               {"efficiency_LL128_achieved_nvlink_gen5", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink5 (B200)", "no measurement: NCCL tuning.cc's value"},
+                "fitted to vTrain V100 all-reduce, 2-8 GPUs but 5, every 1 MiB up to 32 MiB where NCCL ran Simple", ParamSetting::latency},
+               {"extra_latency_LL128_achieved_nvlink_gen3_s", "s", 0.0, "as gen2, NVLink3", "no measurement", ParamSetting::latency},
+               {"extra_latency_LL128_achieved_nvlink_gen4_s", "s", 0.0, "as gen2, NVLink4", "no measurement", ParamSetting::latency},
+               {"extra_latency_LL128_achieved_nvlink_gen5_s", "s", 0.0, "as gen2, NVLink5", "no measurement", ParamSetting::latency},
+               {"efficiency_LL128_achieved_nvlink_gen3", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink3 (A100)", "no measurement: NCCL tuning.cc's value", ParamSetting::fraction},
+               {"efficiency_LL128_achieved_nvlink_gen4", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink4 (H100)", "no measurement: NCCL tuning.cc's value", ParamSetting::fraction},
+               {"efficiency_LL128_achieved_nvlink_gen5", "1", 0.92, "LL128 bandwidth fraction achieved on NVLink5 (B200)", "no measurement: NCCL tuning.cc's value", ParamSetting::fraction},
                {"efficiency_nvls", "1", 0.818, "what NVLS all-reduce moves relative to the GPU's NVLink payload bandwidth (flows carry S(n+1)/n / this each way)",
-                "fitted to 8 x H100 SXM, 480 GB/s busbw (sjeaugey, NVIDIA/nccl-tests #212); 5-7 GPUs (NVIDIA/nccl #1455) within 2.3%"},
+                "fitted to 8 x H100 SXM, 480 GB/s busbw (sjeaugey, NVIDIA/nccl-tests #212); 5-7 GPUs (NVIDIA/nccl #1455) within 2.3%", ParamSetting::fraction},
                {"base_latency_nvls_Simple_s", "s", 23e-6, "NVLS latency (Simple, one machine; no per-step part)",
-                "NCCL tuning.cc baseLat (2.18.1-2.18.3; 2.20-2.21 put 23-25 us in hwLat instead)"}}};
+                "NCCL tuning.cc baseLat (2.18.1-2.18.3; 2.20-2.21 put 23-25 us in hwLat instead)", ParamSetting::latency}}};
   // NCCL's one-machine column (26.5, 24.0, 38.7) is left out: inside one machine composim's
   // channel count is not NCCL's (tree_max_busbw_per_channel_Bps()).
   static constexpr double kPerChMaxTreeBw_GBps[3][2] = {{18.5, 10.0}, {23.6, 17.8}, {41.4, 33.0}};
@@ -403,17 +403,17 @@ ModelInfo collective_model_info() {
       m.params.push_back({std::string("tree_max_busbw_per_channel_") + kGeneration[g] + "_" + kScale[n] + "_Bps", "B/s", kPerChMaxTreeBw_GBps[g][n] * 1e9,
                           std::string("the tuner's tree bus bandwidth per searched channel, ") + kGeneration[g] + (g == 2 ? " (9.x; none on Blackwell)" : "") + ", " + kScaleText[n] +
                               "; choice only",
-                          "NCCL tuning.cc perChMaxTreeBws (2.17-2.18)"});
+                          "NCCL tuning.cc perChMaxTreeBws (2.17-2.18)", ParamSetting::rate});
   for (int a = 0; a < 2; ++a)
     for (int p = 0; p < 3; ++p) {
       m.params.push_back({std::string("base_latency_") + kAlgo[a] + "_" + kProto[p] + "_s", "s", kBaseLat_us[a][p] * 1e-6,
-                          std::string(kAlgo[a]) + " base latency, " + kProto[p], "NCCL tuning.cc baseLat (2.14-2.17)"});
+                          std::string(kAlgo[a]) + " base latency, " + kProto[p], "NCCL tuning.cc baseLat (2.14-2.17)", ParamSetting::latency});
     }
   for (int l = 0; l < 3; ++l)
     for (int a = 0; a < 2; ++a)
       for (int p = 0; p < 3; ++p)
         m.params.push_back({std::string("hop_latency_") + kClass[l] + "_" + kAlgo[a] + "_" + kProto[p] + "_s", "s", kHwLat_us[l][a][p] * 1e-6,
-                            std::string("per-step latency, ") + kClass[l] + ", " + kAlgo[a] + ", " + kProto[p], "NCCL tuning.cc hwLat (2.14-2.17)"});
+                            std::string("per-step latency, ") + kClass[l] + ", " + kAlgo[a] + ", " + kProto[p], "NCCL tuning.cc hwLat (2.14-2.17)", ParamSetting::latency});
   return m;
 }
 

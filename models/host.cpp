@@ -18,7 +18,7 @@ ModelInfo host_model_info() {
            {"staged_copy_handoff_Bps", "B/s", kStagedCopyHandoff_Bps,
             "a driver-staged GPU-to-GPU copy (cudaMemcpyPeer without P2P) runs at 1 / (1 / link bottleneck + 1 / this)",
             "fitted: 8 x H100 SXM, P2P disabled, 37.1 GB/s on 52.6 GB/s of Gen5 links (NVIDIA/nccl #1264); held out: 6 x RTX 4090, Gen4 "
-            "(#814), 21.8 predicted, 20.1-22.4 measured"}}};
+            "(#814), 21.8 predicted, 20.1-22.4 measured", ParamSetting::rate}}};
 }
 
 }  // namespace composim::host

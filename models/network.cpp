@@ -18,7 +18,7 @@ ModelInfo network_model_info() {
             "NVIDIA Quantum QM8700 (HDR) datasheet: 130 ns"},
            {"link_latency_s", "s", kLinkLatency_s, "latency of a network link", "assumption: PHY plus a few metres"},
            {"efficiency", "1", 1.0, "achievable fraction of the line rate after encoding (transport overheads)",
-            "identity by default; set by calibration"}}};
+            "identity by default; set by calibration", ParamSetting::fraction}}};
 }
 
 }  // namespace composim::network

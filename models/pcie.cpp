@@ -53,7 +53,7 @@ ModelInfo link_model_info() {
            {"efficiency", "1", 0.914, "achievable fraction of the TLP payload bandwidth (DLLP and flow-control traffic, completions)",
             "NVIDIA/nvbandwidth #50: 6 x A6000 Gen4 x16 copy 26.34 GB/s to a GPU of their group (device_to_device_memcpy_read_ce) "
             "against 28.81 GB/s of TLP payload; consistent with pinned copies (hardware.md: Gen3 12.2-12.9 of 14.40, A100 Gen4 ~25 "
-            "of 28.81, H100 Gen5 54.8 of 57.61)"}}};
+            "of 28.81, H100 Gen5 54.8 of 57.61)", ParamSetting::fraction}}};
 }
 
 ModelInfo switch_model_info() {

@@ -34,9 +34,13 @@ namespace {
 
 struct ParamStore {
   std::map<std::string, double> values, overridden;
+  std::map<std::string, ParamSetting> settings;
   ParamStore() {
     for (const auto& m : all_models())
-      for (const auto& p : m.params) values[m.name + "." + p.name] = p.value;
+      for (const auto& p : m.params) {
+        values[m.name + "." + p.name] = p.value;
+        settings[m.name + "." + p.name] = p.setting;
+      }
   }
 };
 
@@ -90,36 +94,47 @@ void set_param(const std::string& name, double v, const std::string& origin, con
   s.overridden[name] = v;
 }
 
+const char* setting_range(ParamSetting setting) {
+  switch (setting) {
+    case ParamSetting::fixed: return "fixed";
+    case ParamSetting::fraction: return "[0.01, 1]";
+    case ParamSetting::latency: return "[0, 1] s";
+    case ParamSetting::rate: return ">= 1 B/s";
+    case ParamSetting::rate_or_off: return "0 or >= 1 B/s";
+    case ParamSetting::latency_factor: return "[1, 100]";
+    case ParamSetting::buffer_size: return "whole B in [64 KiB, 1 GiB]";
+  }
+  return "fixed";
+}
+
 void check_param(const std::string& name, double v, const std::string& origin, const std::string& where) {
-  auto& s = store();
-  if (!s.values.count(name)) input_error(origin, where, "unknown model parameter (see `composim list-models`)");
-  // What may be set: the efficiencies and latencies the models read at run time (what
-  // calibration fits), collective rates, the staged-copy hand-off rate and NCCL's buffer
-  // size. Other registered values are documentation of constants.
-  const bool efficiency = name.find("efficiency") != std::string::npos || name.rfind("collective.tuner_bandwidth_fraction_", 0) == 0;
-  const bool latency = name.rfind("collective.", 0) == 0 && name.find("latency") != std::string::npos;
-  const bool rate = (name.rfind("collective.", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, "_Bps") == 0) ||
-                    name == "host.staged_copy_handoff_Bps";
-  const bool buffsize = name == "collective.nccl_buffsize_B";
-  const bool plateau = name.rfind("collective.ring_plateau_factor_", 0) == 0;
-  if (!efficiency && !latency && !rate && !buffsize && !plateau)
-    input_error(origin, where,
-                "cannot be set (only link and protocol efficiencies, the tuner's bandwidth fractions, collective latencies, collective rates, "
-                "the tuner's ring plateau factors, host.staged_copy_handoff_Bps and collective.nccl_buffsize_B can)");
+  const auto& settings = store().settings;
+  const auto it = settings.find(name);
+  if (it == settings.end()) input_error(origin, where, "unknown model parameter (see `composim list-models`)");
   if (!std::isfinite(v)) input_error(origin, where, "expected a number");
-  // Below 1% no link or protocol runs: such a value is a typo, and would give absurd times.
-  if (efficiency && !(v >= 0.01 && v <= 1)) input_error(origin, where, "an efficiency or fraction must be in [0.01, 1]");
-  if (latency && !(v >= 0 && v <= 1)) input_error(origin, where, "a latency must be in [0, 1] s");
-  // A multiplier on a latency: 1 is none; below 1 NCCL's plateau would be a speed-up.
-  if (plateau && !(v >= 1 && v <= 100)) input_error(origin, where, "a ring plateau factor must be in [1, 100] (1: none)");
-  // A per-GPU LL128 rate of 0 means no such term (collective::achieved_processing_s()).
-  const bool zero_is_off = name.rfind("collective.ll128_gpu_rate_", 0) == 0;
-  // Below 1 byte/s a rate is a typo, and its inverse may overflow to infinity.
-  if (rate && zero_is_off && !(v == 0 || v >= 1)) input_error(origin, where, "a rate must be 0 (no such term) or at least 1 byte/s");
-  if (rate && !zero_is_off && !(v >= 1)) input_error(origin, where, "a rate must be at least 1 byte/s");
-  // NCCL_BUFFSIZE: 8 steps of at least 8 KiB; NCCL allocates it per channel and peer.
-  if (buffsize && !(v >= 65536 && v <= 1073741824 && v == std::floor(v)))
-    input_error(origin, where, "NCCL's buffer size must be a whole number of bytes in [64 KiB, 1 GiB]");
+  switch (it->second) {
+    case ParamSetting::fixed:
+      input_error(origin, where, "cannot be set: it documents a constant the models do not read at run time (`composim list-models` shows what can be set)");
+    case ParamSetting::fraction:
+      if (!(v >= 0.01 && v <= 1)) input_error(origin, where, "an efficiency or fraction must be in [0.01, 1]");
+      break;
+    case ParamSetting::latency:
+      if (!(v >= 0 && v <= 1)) input_error(origin, where, "a latency must be in [0, 1] s");
+      break;
+    case ParamSetting::rate:
+      if (!(v >= 1)) input_error(origin, where, "a rate must be at least 1 byte/s");
+      break;
+    case ParamSetting::rate_or_off:
+      if (!(v == 0 || v >= 1)) input_error(origin, where, "a rate must be 0 (no such term) or at least 1 byte/s");
+      break;
+    case ParamSetting::latency_factor:
+      if (!(v >= 1 && v <= 100)) input_error(origin, where, "a latency factor must be in [1, 100] (1: none)");
+      break;
+    case ParamSetting::buffer_size:
+      if (!(v >= 65536 && v <= 1073741824 && v == std::floor(v)))
+        input_error(origin, where, "NCCL's buffer size must be a whole number of bytes in [64 KiB, 1 GiB]");
+      break;
+  }
 }
 
 std::vector<std::pair<std::string, double>> overridden_params() {
@@ -133,16 +148,17 @@ std::string format_models_table(bool markdown) {
   for (const auto& m : all_models()) {
     if (markdown) {
       out << "### `" << m.name << "`\n\n" << m.description << ". Equations: `" << m.equations << "`\n\n";
-      out << "| parameter | unit | default | description | source |\n|---|---|---|---|---|\n";
+      out << "| parameter | unit | default | can be set to | description | source |\n|---|---|---|---|---|---|\n";
     } else {
       out << m.name << ": " << m.description << "\n  equations: " << m.equations << "\n";
     }
     for (const auto& p : m.params) {
       std::snprintf(value, sizeof value, "%.6g", p.value);
       if (markdown)
-        out << "| `" << p.name << "` | " << p.unit << " | " << value << " | " << p.description << " | " << p.source << " |\n";
+        out << "| `" << p.name << "` | " << p.unit << " | " << value << " | " << setting_range(p.setting) << " | " << p.description << " | " << p.source << " |\n";
       else
-        out << "  " << p.name << " = " << value << " " << p.unit << "  (" << p.description << "; source: " << p.source << ")\n";
+        out << "  " << p.name << " = " << value << " " << p.unit << (p.setting == ParamSetting::fixed ? ", " : ", settable ") << setting_range(p.setting) << "  (" << p.description << "; source: " << p.source
+            << ")\n";
     }
     out << "\n";
   }

@@ -12,6 +12,23 @@
 
 namespace composim {
 
+// ParamSetting: whether a parameter file (or a command-line option) may override a
+// parameter, and the values it accepts. Only what the models read at run time can be set;
+// the other registered values document constants. A value outside the range would give
+// absurd times or overflow (a rate near 0 is inverted), so it is refused as a typo.
+enum class ParamSetting {
+  fixed,           // documents a constant; cannot be set
+  fraction,        // an efficiency or fraction, in [0.01, 1]: below 1% nothing runs
+  latency,         // seconds, in [0, 1]
+  rate,            // bytes/s, at least 1
+  rate_or_off,     // bytes/s: 0 (no such term) or at least 1
+  latency_factor,  // a multiplier on a latency, in [1, 100]: 1 is none
+  buffer_size,     // NCCL_BUFFSIZE: whole bytes in [64 KiB, 1 GiB] (8 steps of at least 8 KiB)
+};
+
+// The accepted values as text, e.g. "[0.01, 1]"; "fixed" for ParamSetting::fixed.
+const char* setting_range(ParamSetting setting);
+
 // ParamInfo: one model parameter. `value` is in SI units as given by `unit`.
 struct ParamInfo {
   std::string name;         // e.g. "switch_latency_gen4_s"
@@ -19,6 +36,7 @@ struct ParamInfo {
   double value;             // default value, SI
   std::string description;  // one line
   std::string source;       // spec, datasheet, paper or measurement; "assumption: ..." if none
+  ParamSetting setting = ParamSetting::fixed;
 };
 
 // ModelInfo: one component model.
@@ -46,7 +64,8 @@ double param(const std::string& qualified_name);
 // Overrides parameters from a JSON file {"params": {"<model>.<parameter>": value, ...}, ...}
 // (what `composim calibrate` writes; other top-level keys document where the values came
 // from). Must be called before topologies are loaded or anything is simulated. Throws
-// InputError naming the file and the parameter for an unknown name or a negative value.
+// InputError naming the file and the parameter for an unknown name, a fixed parameter or a
+// value outside the parameter's range (ParamSetting).
 void load_params_file(const std::string& path);
 
 // check_params_file(): the checks of load_params_file() without applying the values.
@@ -55,7 +74,7 @@ void check_params_file(const std::string& path);
 // set_param()
 //
 // Overrides one parameter, as a parameter file does, with the same checks: what may be set
-// and its range. `origin` and `where` name the source in the InputError thrown (e.g. the
+// and its range (ParamInfo::setting). `origin` and `where` name the source in the InputError thrown (e.g. the
 // file and "params.<name>", or "command line" and "--nccl-buffsize"). Must be called before
 // anything is simulated.
 void set_param(const std::string& qualified_name, double value, const std::string& origin, const std::string& where);

@@ -1939,6 +1939,27 @@ TEST(Cli, ParamsFileSetsTheTunersBandwidthFraction) {
                                       d.write("bad.json", R"({"params": {"collective.tuner_bandwidth_fraction_nvlink": 1.5}})"), "must be in [0.01, 1]");
 }
 
+// What a parameter file may set, and to what, is each parameter's registration: list-models
+// shows it, and the same table decides. A documented constant (a switch's datasheet latency)
+// is refused, as is a value outside a settable parameter's range.
+TEST(Cli, ParamsFileSettingsComeFromTheRegistry) {
+  composim::testing::TempDir d;
+  const auto listing = composim::testing::run_cli("list-models");
+  ASSERT_EQ(listing.exit_code, 0) << listing.err;
+  EXPECT_NE(listing.out.find("latency_gen4_s = 1.05e-07 s, fixed  ("), std::string::npos) << listing.out;
+  EXPECT_NE(listing.out.find("efficiency = 0.914 1, settable [0.01, 1]  ("), std::string::npos) << listing.out;
+  EXPECT_NE(listing.out.find("nccl_buffsize_B = 4.1943e+06 B, settable whole B in [64 KiB, 1 GiB]  ("), std::string::npos) << listing.out;
+  const std::string run = "collective --bytes 1M --gpus 2 --topology dgx-a100 --params ";
+  composim::testing::expect_cli_error(run + d.write("fixed.json", R"({"params": {"pcie.switch.latency_gen4_s": 2e-7}})"),
+                                      "fixed.json: params.pcie.switch.latency_gen4_s: cannot be set");
+  composim::testing::expect_cli_error(run + d.write("off.json", R"({"params": {"collective.shm_transport_Bps": 0}})"),
+                                      "params.collective.shm_transport_Bps: a rate must be at least 1 byte/s");
+  composim::testing::expect_cli_error(run + d.write("half.json", R"({"params": {"collective.ll128_gpu_rate_nvlink_gen3_Bps": 0.5}})"),
+                                      "a rate must be 0 (no such term) or at least 1 byte/s");
+  auto r = composim::testing::run_cli(run + d.write("zero.json", R"({"params": {"collective.ll128_gpu_rate_nvlink_gen3_Bps": 0}})"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 // validate: a case whose input is missing is reported as skipped, never passed; a case
 // outside its tolerance fails the run; report files are written.
 // A measured table without a column the case needs, or with a short row: an input error

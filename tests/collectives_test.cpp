@@ -765,7 +765,7 @@ TEST(CollectivePlanner, TunerAppliesNcclsCapsAndRingPlateau) {
   EXPECT_NEAR(planner.plan(Kind::all_reduce, S, all, Protocol::simple, Algorithm::ring).estimated_s, 135.2e-6 + 1.875 * S / ring.bandwidth_Bps, 1e-9);
   set_param("collective.ring_plateau_factor_volta_ampere", 1.9, "test", "default");
   const auto low = d.write("low.json", R"({"params": {"collective.ring_plateau_factor_hopper": 0.5}})");
-  composim::testing::expect_cli_error("collective --bytes 1G --topology 2x-hgx-h100-ib --params " + low, "a ring plateau factor must be in [1, 100]");
+  composim::testing::expect_cli_error("collective --bytes 1G --topology 2x-hgx-h100-ib --params " + low, "a latency factor must be in [1, 100] (1: none)");
   // 2 x 8 H100, 32 MiB: the ring in LL128 at min(8 x 48.5, 370) x 0.92 = 340.4 GB/s busbw
   // (75.4 us + 184.8 us) beats the tree in LL128, capped at 8 x 36.7 GB/s busbw (algbw
   // 146.8, x 0.9 for the tree correction: 38.9 us + 254 us); at 4 MiB the tree's latency wins.
