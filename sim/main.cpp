@@ -491,14 +491,14 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   topo::Topology topology = load_topology(a.topology, a.p2p);
   sim::SweepOptions o;
   o.kind = collective::kind_named(a.op);
+  // A hint only for the same letters spelt otherwise (AllReduce, allreduce, " float").
+  auto letters = [](std::string_view v) {
+    std::string l;
+    for (char c : v)
+      if (std::isalnum(static_cast<unsigned char>(c))) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return l;
+  };
   if (o.kind == collective::Kind::unknown) {
-    // A hint only for the same letters spelt otherwise (AllReduce, allreduce).
-    auto letters = [](std::string_view v) {
-      std::string l;
-      for (char c : v)
-        if (std::isalnum(static_cast<unsigned char>(c))) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      return l;
-    };
     const auto near = collective::parse_kind(a.op);
     const bool same = near != collective::Kind::unknown && letters(a.op) == letters(collective::to_string(near));
     input_error("", "--op", "unknown collective \"" + a.op + "\" (" + collective::kKindNames + ")" +
@@ -506,7 +506,12 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
   }
   if (!(a.step_factor > 1) || !std::isfinite(a.step_factor)) input_error("", "--step-factor", "must be a number above 1 (nccl-tests -f)");
   o.type_size_B = sim::nccl_tests_type_size_B(a.dtype);
-  if (o.type_size_B == 0) input_error("", "--dtype", "unknown type \"" + a.dtype + "\" (" + sim::nccl_tests_type_list() + ", as nccl-tests -d)");
+  if (o.type_size_B == 0) {
+    std::string hint;
+    for (auto t : sim::kNcclTestsTypes)
+      if (letters(t) == letters(a.dtype)) hint = "; did you mean " + std::string(t) + "?";
+    input_error("", "--dtype", "unknown type \"" + a.dtype + "\" (" + sim::nccl_tests_type_list() + ", as nccl-tests -d)" + hint);
+  }
   o.type_name = a.dtype;
   try {
     o.sizes_B = sim::size_range(a.bytes, a.step_factor);

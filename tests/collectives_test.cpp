@@ -680,6 +680,8 @@ TEST(CollectiveCommand, DtypeSetsTheElementSizeAsNcclTestsDoes) {
   EXPECT_EQ(b[3], "524288");
   EXPECT_EQ(b[5], f[5]);  // same bytes, same time: the arithmetic is not modelled
   composim::testing::expect_cli_error("collective --bytes 8 --dtype fp16 --topology dgx-a100", "--dtype: unknown type \"fp16\" (int8, uint8");
+  // The same letters spelt otherwise get a hint (nccl-tests itself takes the exact name only).
+  composim::testing::expect_cli_error("collective --bytes 8 --dtype \" Float\" --topology dgx-a100", "as nccl-tests -d); did you mean float?");
   // NCCL reduces FP8 only from compute capability 9.0; it copies it anywhere.
   composim::testing::expect_cli_error("collective --bytes 1M --dtype f8e4m3 --topology dgx-a100", "gpu0 (A100) is 8.0");
   EXPECT_EQ(composim::testing::collective_row("--op all_gather --bytes 1M --dtype f8e4m3 --topology dgx-a100")[4], "f8e4m3");
