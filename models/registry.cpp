@@ -142,6 +142,16 @@ std::vector<std::pair<std::string, double>> overridden_params() {
   return {o.begin(), o.end()};
 }
 
+std::string format_overridden_params() {
+  std::string out;
+  char value[32];
+  for (const auto& [name, v] : overridden_params()) {
+    std::snprintf(value, sizeof value, "%.9g", v);
+    out += (out.empty() ? "" : "; ") + name + "=" + value;
+  }
+  return out;
+}
+
 std::string format_models_table(bool markdown) {
   std::ostringstream out;
   char value[64];

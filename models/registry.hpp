@@ -81,8 +81,13 @@ void set_param(const std::string& qualified_name, double value, const std::strin
 // check_param(): set_param()'s checks alone.
 void check_param(const std::string& qualified_name, double value, const std::string& origin, const std::string& where);
 
-// Names and values of the parameters a parameter file changed.
+// Names and values of the parameters a parameter file (or an option such as
+// --nccl-buffsize) changed, in name order.
 std::vector<std::pair<std::string, double>> overridden_params();
+
+// The same as one line, "name=value; name=value" (%.9g), for outputs to record what a run
+// was computed with; "" when nothing was changed.
+std::string format_overridden_params();
 
 // format_models_table()
 //

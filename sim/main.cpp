@@ -440,6 +440,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
     }
   }
   for (const auto& n : result.notes) rep.notes.push_back(n);
+  if (const auto changed = format_overridden_params(); !changed.empty()) rep.notes.push_back("model parameters changed: " + changed);
   if (result.p2p_at_measured_duration)
     rep.notes.push_back(std::to_string(result.p2p_at_measured_duration) +
                         " send/recv operation(s) ran at their measured duration: the traces do not say which peer each one talks to");
@@ -459,6 +460,9 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
     for (const auto& w : ws) traces += (traces.empty() ? "" : ";") + w.source;
     meta["traces"] = traces;
     meta["what_if"] = what_if;  // replayed on another rank count than the trace ran on: error_pct is a change, not an error
+    // What the run was computed with beyond the defaults (--params files, --nccl-buffsize).
+    meta["params_overridden"] = nlohmann::ordered_json::object();
+    for (const auto& [name, v] : overridden_params()) meta["params_overridden"][name] = v;
     meta["composim_version"] = kVersion;
     meta["simgrid_version"] = SIMGRID_VERSION_STRING;
     std::string placement;

@@ -1,5 +1,7 @@
 #include "sim/nccl_tests.hpp"
 
+#include "models/registry.hpp"
+
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 
@@ -281,7 +283,8 @@ std::string nccl_tests_type_list() {
 }
 
 std::string format_table_header(const std::string& title) {
-  return "# " + title + "\n" +
+  const std::string changed = format_overridden_params();
+  return "# " + title + "\n" + (changed.empty() ? "" : "# model parameters changed: " + changed + "\n") +
          "#\n#       size         count      type   redop    root     time   algbw   busbw  algo   proto   channels\n" +
          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
 }
@@ -323,7 +326,8 @@ std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& row
 
 std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows) {
   std::string out = "op,gpus,size_B,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,flows,link_class,steps,"
-                    "model_bandwidth_GBps,model_bottleneck_bytes,model_latency_us,model_hop_steps,model_processing_us,model_pipeline_us\n";
+                    "model_bandwidth_GBps,model_bottleneck_bytes,model_latency_us,model_hop_steps,model_processing_us,model_pipeline_us,params\n";
+  const std::string changed = format_overridden_params();  // ";"-separated: one field
   char line[512];
   for (const auto& r : rows) {
     std::snprintf(line, sizeof line, "%s,%zu,%.0f,%.0f,%s,%.6g,%.6g,%.6g,%s,%s,%d,%zu\n", std::string(collective::to_string(o.kind)).c_str(),
@@ -331,9 +335,9 @@ std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows)
                   algorithm_column(o, r).c_str(), protocol_column(r).c_str(), r.channels, r.flows);
     out.append(line, strlen(line) - 1);
     static const char* kClass[3] = {"nvlink", "pcie", "network"};
-    std::snprintf(line, sizeof line, ",%s,%d,%.9g,%.9g,%.9g,%d,%.9g,%.9g\n", r.size_B <= 0 ? "-" : kClass[static_cast<int>(r.link_class)], r.steps, r.bandwidth_Bps / 1e9,
+    std::snprintf(line, sizeof line, ",%s,%d,%.9g,%.9g,%.9g,%d,%.9g,%.9g,", r.size_B <= 0 ? "-" : kClass[static_cast<int>(r.link_class)], r.steps, r.bandwidth_Bps / 1e9,
                   r.bottleneck_bytes, r.latency_s * 1e6, r.hop_steps, r.processing_s * 1e6, r.pipeline_s * 1e6);
-    out += line;
+    out += line + changed + "\n";
   }
   return out;
 }

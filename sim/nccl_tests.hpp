@@ -73,7 +73,9 @@ std::vector<double> size_range(const std::string& spec, double factor);
 // Same one-simulation-per-process rule as run_sweep().
 std::vector<double> run_p2p(const topo::Topology& t, const std::vector<std::pair<int, int>>& pairs, double bytes);
 
-// The table nccl-tests prints, and the same rows as CSV.
+// The table nccl-tests prints, and the same rows as CSV. Both record the model parameters
+// a parameter file or option changed (registry's format_overridden_params()): the table in
+// a "# model parameters changed:" line under the title, the CSV in its last column, `params`.
 std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& rows, const std::string& title);
 // The same table in pieces, to print rows as they come.
 std::string format_table_header(const std::string& title);

@@ -1939,6 +1939,33 @@ TEST(Cli, ParamsFileSetsTheTunersBandwidthFraction) {
                                       d.write("bad.json", R"({"params": {"collective.tuner_bandwidth_fraction_nvlink": 1.5}})"), "must be in [0.01, 1]");
 }
 
+// A run records what it was computed with beyond the defaults: summary.json's
+// params_overridden and a note, collective.csv's last column and a table line; none
+// when nothing was changed.
+TEST(Cli, OutputsRecordChangedParameters) {
+  TempDir d;
+  const std::string params = d.write("p.json", R"({"params": {"pcie.link.efficiency": 0.5}})");
+  const std::string traces = " --trace " + example(0) + " --trace " + example(1) + " --topology composable-falcon4016";
+  auto r = run_cli("run" + traces + " --params " + params + " --out " + d.path() + "/changed");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("note: model parameters changed: pcie.link.efficiency=0.5"), std::string::npos) << r.out;
+  EXPECT_EQ(read_json(d.path() + "/changed/summary.json")["params_overridden"], json({{"pcie.link.efficiency", 0.5}}));
+  r = run_cli("run" + traces + " --out " + d.path() + "/default");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_json(d.path() + "/default/summary.json")["params_overridden"], json::object());
+
+  r = run_cli("collective --bytes 1M --topology dgx-a100 --nccl-buffsize 8M --params " + params + " --out " + d.path() + "/coll");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# model parameters changed: collective.nccl_buffsize_B=8388608; pcie.link.efficiency=0.5\n"), std::string::npos) << r.out;
+  auto row = composim::testing::collective_csv_first_row(d.path() + "/coll");
+  ASSERT_EQ(row.size(), 21u);
+  EXPECT_EQ(row[20], "collective.nccl_buffsize_B=8388608; pcie.link.efficiency=0.5");
+  r = run_cli("collective --bytes 1M --topology dgx-a100 --out " + d.path() + "/coll0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("model parameters changed"), std::string::npos) << r.out;
+  EXPECT_EQ(composim::testing::collective_csv_first_row(d.path() + "/coll0").size(), 20u);  // an empty last field
+}
+
 // What a parameter file may set, and to what, is each parameter's registration: list-models
 // shows it, and the same table decides. A documented constant (a switch's datasheet latency)
 // is refused, as is a value outside a settable parameter's range.
