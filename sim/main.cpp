@@ -659,7 +659,9 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
               topology.p2p_enabled() ? "Enabled" : "Disabled", a.bytes.c_str(), topology.name().c_str());
   for (size_t j = 0; j < gpus.size(); ++j) std::printf("%8zu", j);
   std::printf("\n");
-  std::string csv = "src_gpu,dst_gpu,src,dst,bandwidth_GBps,route\n";
+  if (const auto changed = format_overridden_params(); !changed.empty()) std::printf("# model parameters changed: %s\n", changed.c_str());
+  std::string csv = "src_gpu,dst_gpu,src,dst,bandwidth_GBps,route,params\n";
+  const std::string changed = sim::csv_field(format_overridden_params());
   size_t k = 0;
   for (size_t i = 0; i < gpus.size(); ++i) {
     std::printf("%6zu ", i);
@@ -674,7 +676,7 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
       std::snprintf(rate, sizeof rate, "%.9g", bw[k] / 1e9);
       csv += std::to_string(i) + "," + std::to_string(j) + "," + sim::csv_field(topology.nodes()[gpus[i]].name) + "," +
              sim::csv_field(topology.nodes()[gpus[j]].name) + "," + rate + "," +
-             (r.nvlink ? "nvlink" : r.network ? "network" : r.staged ? "staged" : "pcie") + "\n";
+             (r.nvlink ? "nvlink" : r.network ? "network" : r.staged ? "staged" : "pcie") + "," + changed + "\n";
       ++k;
     }
     std::printf("\n");

@@ -1964,6 +1964,16 @@ TEST(Cli, OutputsRecordChangedParameters) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("model parameters changed"), std::string::npos) << r.out;
   EXPECT_EQ(composim::testing::collective_csv_first_row(d.path() + "/coll0").size(), 20u);  // an empty last field
+
+  r = run_cli("p2p --topology pcie-8gpu-gen3 --gpus 2 --params " + params + " --out " + d.path() + "/p2p");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# model parameters changed: pcie.link.efficiency=0.5\n"), std::string::npos) << r.out;
+  std::ifstream csv(d.path() + "/p2p/p2p.csv");
+  std::string header, first;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  EXPECT_EQ(header, "src_gpu,dst_gpu,src,dst,bandwidth_GBps,route,params");
+  EXPECT_EQ(first.substr(first.rfind(',')), ",pcie.link.efficiency=0.5") << first;
 }
 
 // What a parameter file may set, and to what, is each parameter's registration: list-models
