@@ -99,8 +99,8 @@ const char* setting_range(ParamSetting setting) {
     case ParamSetting::fixed: return "fixed";
     case ParamSetting::fraction: return "[0.01, 1]";
     case ParamSetting::latency: return "[0, 1] s";
-    case ParamSetting::rate: return ">= 1 B/s";
-    case ParamSetting::rate_or_off: return "0 or >= 1 B/s";
+    case ParamSetting::rate: return ">= 1e6 B/s";
+    case ParamSetting::rate_or_off: return "0 or >= 1e6 B/s";
     case ParamSetting::latency_factor: return "[1, 100]";
     case ParamSetting::buffer_size: return "whole B in [64 KiB, 1 GiB]";
   }
@@ -122,10 +122,10 @@ void check_param(const std::string& name, double v, const std::string& origin, c
       if (!(v >= 0 && v <= 1)) input_error(origin, where, "a latency must be in [0, 1] s");
       break;
     case ParamSetting::rate:
-      if (!(v >= 1)) input_error(origin, where, "a rate must be at least 1 byte/s");
+      if (!(v >= 1e6)) input_error(origin, where, "a rate must be at least 1e6 bytes/s (1 MB/s; rates are in bytes/s, not GB/s)");
       break;
     case ParamSetting::rate_or_off:
-      if (!(v == 0 || v >= 1)) input_error(origin, where, "a rate must be 0 (no such term) or at least 1 byte/s");
+      if (!(v == 0 || v >= 1e6)) input_error(origin, where, "a rate must be 0 (no such term) or at least 1e6 bytes/s (1 MB/s; rates are in bytes/s, not GB/s)");
       break;
     case ParamSetting::latency_factor:
       if (!(v >= 1 && v <= 100)) input_error(origin, where, "a latency factor must be in [1, 100] (1: none)");

@@ -20,8 +20,8 @@ enum class ParamSetting {
   fixed,           // documents a constant; cannot be set
   fraction,        // an efficiency or fraction, in [0.01, 1]: below 1% nothing runs
   latency,         // seconds, in [0, 1]
-  rate,            // bytes/s, at least 1
-  rate_or_off,     // bytes/s: 0 (no such term) or at least 1
+  rate,            // bytes/s, at least 1e6: below, no interconnect runs; likely GB/s written for B/s
+  rate_or_off,     // bytes/s: 0 (no such term) or at least 1e6
   latency_factor,  // a multiplier on a latency, in [1, 100]: 1 is none
   buffer_size,     // NCCL_BUFFSIZE: whole bytes in [64 KiB, 1 GiB] (8 steps of at least 8 KiB)
 };

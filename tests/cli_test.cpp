@@ -1990,9 +1990,11 @@ TEST(Cli, ParamsFileSettingsComeFromTheRegistry) {
   composim::testing::expect_cli_error(run + d.write("fixed.json", R"({"params": {"pcie.switch.latency_gen4_s": 2e-7}})"),
                                       "fixed.json: params.pcie.switch.latency_gen4_s: cannot be set");
   composim::testing::expect_cli_error(run + d.write("off.json", R"({"params": {"collective.shm_transport_Bps": 0}})"),
-                                      "params.collective.shm_transport_Bps: a rate must be at least 1 byte/s");
+                                      "params.collective.shm_transport_Bps: a rate must be at least 1e6 bytes/s");
+  // 25 meant as GB/s: refused, not run at 25 bytes/s.
+  composim::testing::expect_cli_error(run + d.write("gbps.json", R"({"params": {"collective.shm_transport_Bps": 25}})"), "not GB/s");
   composim::testing::expect_cli_error(run + d.write("half.json", R"({"params": {"collective.ll128_gpu_rate_nvlink_gen3_Bps": 0.5}})"),
-                                      "a rate must be 0 (no such term) or at least 1 byte/s");
+                                      "a rate must be 0 (no such term) or at least 1e6 bytes/s");
   auto r = composim::testing::run_cli(run + d.write("zero.json", R"({"params": {"collective.ll128_gpu_rate_nvlink_gen3_Bps": 0}})"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }

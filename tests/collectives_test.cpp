@@ -907,7 +907,7 @@ TEST(CollectiveCommand, StagedCopyPaysTheDriversHandOff) {
   // 1 / 1e-320 is infinite: such a rate is refused, not turned into no hand-off at all.
   const std::string tiny = d.write("tiny.json", R"({"params": {"host.staged_copy_handoff_Bps": 1e-320}})");
   composim::testing::expect_cli_error("p2p --topology " + topo + " --params " + tiny,
-                                      tiny + ": params.host.staged_copy_handoff_Bps: a rate must be at least 1 byte/s");
+                                      tiny + ": params.host.staged_copy_handoff_Bps: a rate must be at least 1e6 bytes/s");
 }
 
 // The achieved-rate terms fitted to V100 (NVLink2) belong to V100: 2 RTX 2080 Ti (compute
