@@ -131,6 +131,15 @@ NcclKernelInfo parse_nccl_kernel_name(std::string_view name) {
   return info;
 }
 
+bool is_nccl_algorithm_name(std::string_view name) {
+  for (std::string_view rest = kNcclAlgorithmNames; !rest.empty();) {
+    const auto comma = rest.find(", ");
+    if (rest.substr(0, comma) == name) return true;
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+  }
+  return false;
+}
+
 int dtype_size_B(std::string_view dtype) {
   const std::string d = normalise(dtype);
   if (d == "float" || d == "float32" || d == "int" || d == "int32" || d == "uint32") return 4;

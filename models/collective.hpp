@@ -74,6 +74,11 @@ struct NcclKernelInfo {
 };
 NcclKernelInfo parse_nccl_kernel_name(std::string_view name);
 
+// The algorithm names NCCL's kernel names carry (what NcclKernelInfo::algorithm holds when
+// not empty), comma-separated for messages; is_nccl_algorithm_name() tests one.
+inline constexpr const char* kNcclAlgorithmNames = "RING, TREE, NVLS, NVLS_TREE, COLLNET, COLLNET_DIRECT, COLLNET_CHAIN, PAT";
+bool is_nccl_algorithm_name(std::string_view name);
+
 // Size in bytes of one element of a profiler dtype name ("Float", "BFloat16", "Half",
 // "Double", "Int", "Long", "Byte", "Char", "Bool"); 0 if unknown.
 int dtype_size_B(std::string_view dtype);

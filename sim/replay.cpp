@@ -342,6 +342,7 @@ struct Replay::Impl {
     collective::Protocol protocol = collective::Protocol::simple;
     bool protocol_from_trace = false;
     std::string algorithm;  // from the kernel name ("RING"); meaningful with protocol_from_trace
+    std::string dtype;      // the trace's element type name ("Float"); "" when not given
     double measured_dur_s = INFINITY;
     int captured_ranks = 0;  // ranks of the communicator when the trace was captured (0: unknown)
     bool unequal = false;    // all_to_allv: the ranks' sizes differ (in_bytes is the largest)
@@ -696,6 +697,7 @@ void Replay::Impl::match_collectives() {
         inst.protocol = c.protocol;
         inst.protocol_from_trace = c.protocol_from_trace;
         inst.algorithm = c.algorithm;
+        inst.dtype = c.dtype;
         inst.captured_ranks = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
         inst.member_slots = members;
         inst.comm_name = comm.name;
@@ -726,6 +728,13 @@ void Replay::Impl::match_collectives() {
                       "mismatched collective: this rank has " + what(c.kind, c.in_bytes, exact) + ", rank " + std::to_string(rank_id(first)) +
                           " has " + what(inst.kind, theirs, exact) + " (" + workloads[rank_workload[first]].source + ")");
         }
+        // NCCL needs every rank to call with the same type (and count): traces that disagree
+        // come from different jobs or steps, even where the bytes agree.
+        if (!c.dtype.empty() && !inst.dtype.empty() && collective::dtype_size_B(c.dtype) != 0 && collective::dtype_size_B(inst.dtype) != 0 &&
+            c.dtype != inst.dtype)
+          input_error(w.source, place,
+                      "mismatched collective: this rank's is of " + c.dtype + ", rank " + std::to_string(rank_id(first)) + "'s of " + inst.dtype + " (" +
+                          workloads[rank_workload[first]].source + ")");
         const int captured = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
         if (members != inst.member_slots || (captured > 0 && inst.captured_ranks > 0 && captured != inst.captured_ranks))
           input_error(w.source, place,

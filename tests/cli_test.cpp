@@ -1195,6 +1195,36 @@ TEST(Cli, BadInputIrStepsSequenceNumbersAndCycles) {
   }
 }
 
+// An edited IR is held to what the Kineto importer checks: an unknown top-level key, an
+// algorithm no NCCL kernel name gives, and two ranks calling a collective with different
+// element types (same bytes) are errors naming the file and the place.
+TEST(Cli, BadInputIrKeysAlgorithmAndTypes) {
+  TempDir tmp;
+  {
+    const auto [r, ir] = run_edited_ir(tmp, "key", [](json& d) { d["extra"] = 1; });
+    expect_input_error(r, ir + ": top level: unknown key \"extra\"");
+  }
+  {
+    const auto [r, ir] = run_edited_ir(tmp, "algo", [](json& d) { d["collectives"][2]["algorithm"] = "FOO"; });
+    expect_input_error(r, ir + ": collectives[2].algorithm: unknown algorithm \"FOO\" (RING, TREE, NVLS");
+  }
+  {  // NVLS_TREE is a name NCCL gives; an empty one is what a kernel name without one leaves
+    const auto [r, ir] = run_edited_ir(tmp, "nvls_tree", [](json& d) {
+      d["collectives"][2]["algorithm"] = "NVLS_TREE";
+      d["collectives"][3]["algorithm"] = "";
+    });
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  const std::string ir0 = tmp.path() + "/r0.ir.json", ir1 = tmp.path() + "/r1.ir.json";
+  ASSERT_EQ(run_cli("import " + q(example(0)) + " --out " + q(ir0)).exit_code, 0);
+  ASSERT_EQ(run_cli("import " + q(example(1)) + " --out " + q(ir1)).exit_code, 0);
+  json doc = read_json(ir1);
+  doc["collectives"][0]["dtype"] = "Int";  // 4 bytes, as Float: same bytes, another type
+  write_json(ir1, doc);
+  const CliResult r = run_cli("run --trace " + q(ir0) + " --trace " + q(ir1) + " --topology composable-falcon4016");
+  expect_input_error(r, ir1 + ": rank 1, collective #0 of communicator \"0\": mismatched collective: this rank's is of Int, rank 0's of Float");
+}
+
 // One trace is one rank on one GPU: a process that drove two GPUs, or GPU events without a
 // stream, cannot be replayed as recorded.
 TEST(Cli, BadInputKinetoTwoDevicesOrNoStream) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "models/error.hpp"
 #include "traces/kineto.hpp"
@@ -177,6 +178,12 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   Workload w;
   if (!doc.is_object()) r.fail(top, "expected an object");
   if (r.integer(doc, "composim_workload", top, 1, 1) != 1) r.fail(top, "unsupported composim_workload version");
+  // What workload_to_json() writes, and "notes"; anything else is a typo whose content
+  // would be ignored.
+  static const std::set<std::string> kKeys = {"composim_workload", "source",    "format",  "synthetic", "rank",          "world_size",  "gpu_model", "base_ns",
+                                              "notes",             "threads",   "streams", "gpu_ops",   "communicators", "collectives", "iterations"};
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (!kKeys.count(it.key())) r.fail(top, "unknown key \"" + it.key() + "\"");
   w.source = path;
   w.origin = r.string(doc, "source", top, path);
   w.format = "composim-ir";
@@ -284,6 +291,8 @@ Workload workload_from_json(const json& doc, const std::string& path) {
     c.communicator = static_cast<std::int32_t>(r.integer(o, "communicator", place, 0, static_cast<std::int64_t>(comms.size()) - 1));
     c.seq = static_cast<std::uint64_t>(r.integer(o, "seq", place, 0, INT64_MAX));
     c.algorithm = r.string(o, "algorithm", place, std::string("RING"));
+    if (!c.algorithm.empty() && !collective::is_nccl_algorithm_name(c.algorithm))
+      r.fail(place + ".algorithm", "unknown algorithm \"" + c.algorithm + "\" (" + collective::kNcclAlgorithmNames + ", as NCCL's kernel names give them)");
     try {
       c.protocol = protocol_from(r.string(o, "protocol", place, std::string("Simple")));
     } catch (const std::invalid_argument& e) {
