@@ -62,6 +62,7 @@ namespace {
 // A parameter file's checks, and its values applied if `apply`.
 void read_params_file(const std::string& path, bool apply) {
   std::error_code ec;
+  if (path.empty()) input_error("--params", "", "the parameter file's name is empty");
   if (std::filesystem::is_directory(path, ec)) input_error(path, "", "is a directory, not a parameter file");
   std::ifstream in(path);
   if (!in) input_error(path, "", "cannot open the parameter file");

@@ -902,6 +902,29 @@ int cmd_generate(int argc, char** argv) {
 constexpr const char* kP2pHelp =
     "force GPU peer-to-peer on or off (on: also on GPUs whose driver lacks it, e.g. GeForce; off: like NCCL_P2P_DISABLE=1)";
 
+namespace {
+// A whole number in [min, 1000000] of `what` (GPUs, ranks). What CLI::Range would say ("Value
+// 2.5 not in range 1 to 1000000") says neither that a fraction is the problem nor why.
+CLI::Validator whole_number(long min, const std::string& what, const std::string& below_min) {
+  return CLI::Validator(
+      [=](std::string& v) {
+        try {
+          size_t used = 0;
+          const long n = std::stol(v, &used);
+          if (used != v.size()) return "expected a whole number of " + what + ", got " + v;
+          if (n >= min && n <= 1000000) return std::string();
+          if (n > 1000000) return "at most 1000000 " + what + ", got " + v;
+        } catch (const std::out_of_range&) {
+          return "at most 1000000 " + what + ", got " + v;
+        } catch (const std::exception&) {
+          return "expected a whole number of " + what + ", got " + v;
+        }
+        return below_min + ", got " + v;
+      },
+      "N >= " + std::to_string(min));
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc > 2 && std::string_view(argv[1]) == "topology" && std::string_view(argv[2]) == "generate") {
     try {
@@ -936,7 +959,7 @@ int main(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "replay traces on a topology and predict the iteration time");
   run_cmd->add_option("--trace", run.traces, "trace file (Kineto JSON, .json.gz, or composim IR); repeat for one per rank, or give a directory of per-rank traces")->required();
   run_cmd->add_option("--topology", run.topology, "shipped topology name or JSON file")->required();
-  run_cmd->add_option("--ranks", run.ranks, "replicate a single trace to N ranks (default: its world size)")->check(CLI::Range(1, 1000000));
+  run_cmd->add_option("--ranks", run.ranks, "replicate a single trace to N ranks (default: its world size)")->check(whole_number(1, "ranks", "at least 1 rank"));
   run_cmd->add_option("--placement", run.placement, "GPU per rank, comma-separated names or indices (default: in order)");
   run_cmd->add_option("--out", run.out, "write summary.json, iterations.csv and timeline.json here");
   run_cmd->add_option("--warmup", run.warmup, "exclude the first N steps (default: leading outliers)")->check(CLI::Range(0, 1000000));
@@ -991,23 +1014,7 @@ int main(int argc, char** argv) {
       },
       "FLOAT in [1.0001 - 1024]");
   coll_cmd->add_option("--step-factor", coll.step_factor, "multiply the size by this between rows (nccl-tests -f)")->check(step_factor_range);
-  // What CLI::Range would say ("not in range 2 to 1000000") does not say why.
-  const CLI::Validator at_least_two_gpus(
-      [](std::string& v) {
-        try {
-          size_t used = 0;
-          const long n = std::stol(v, &used);
-          if (used != v.size()) return "expected a whole number of GPUs, got " + v;
-          if (n >= 2 && n <= 1000000) return std::string();
-          if (n > 1000000) return "at most 1000000 GPUs, got " + v;
-        } catch (const std::out_of_range&) {
-          return "at most 1000000 GPUs, got " + v;
-        } catch (const std::exception&) {
-          return "expected a whole number of GPUs, got " + v;
-        }
-        return "a collective needs at least 2 GPUs, got " + v;
-      },
-      "N >= 2");
+  const CLI::Validator at_least_two_gpus = whole_number(2, "GPUs", "a collective needs at least 2 GPUs");
   coll_cmd->add_option("--dtype", coll.dtype,
                        "element type, as nccl-tests -d: " + sim::nccl_tests_type_list() + " (default float; sizes round to whole elements)");
   coll_cmd->add_option("--gpus", coll.gpus, "use the first N GPUs of the topology (default: all)")->check(at_least_two_gpus);
@@ -1083,7 +1090,7 @@ int main(int argc, char** argv) {
   app.add_subcommand("capture", "run a CUDA program under CUPTI and write its trace (composim capture --help)")->allow_extras();
   bench_cmd->add_option("--trace", bench.traces, "trace file")->required();
   bench_cmd->add_option("--topology", bench.topology, "topology")->required();
-  bench_cmd->add_option("--ranks", bench.ranks, "replicate to N ranks")->check(CLI::Range(1, 1000000));
+  bench_cmd->add_option("--ranks", bench.ranks, "replicate to N ranks")->check(whole_number(1, "ranks", "at least 1 rank"));
 
   try {
     app.parse(static_cast<int>(ours.size()), ours.data());

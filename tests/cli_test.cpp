@@ -1727,7 +1727,9 @@ TEST(Cli, BadFlagsFailFastWithOneLine) {
     std::string args, expect;
   } cases[] = {
       {"run --trace " + ex + " --topology composable-falcon4016 --launch-latency 5", "needs a unit"},
-      {"run --trace " + ex + " --topology composable-falcon4016 --ranks 0", "--ranks: Value 0 not in range 1 to 1000000"},
+      {"run --trace " + ex + " --topology composable-falcon4016 --ranks 0", "--ranks: at least 1 rank, got 0"},
+      {"run --trace " + ex + " --topology composable-falcon4016 --ranks 2.5", "--ranks: expected a whole number of ranks, got 2.5"},
+      {"run --trace " + ex + " --topology composable-falcon4016 --params ''", "--params: the parameter file's name is empty"},
       {"run --trace " + ex + " --topology composable-falcon4016 --warmup 9", "--warmup 9 leaves no step to measure"},
       {"run --trace " + ex + " --topology composable-falcon4016 --out /proc/composim-x", "cannot create the output directory"},
       {"run --trace " + ex + " --topology composable-falcon4016 --out ''", "--out: needs a directory"},
