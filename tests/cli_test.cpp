@@ -1971,6 +1971,15 @@ TEST(Cli, ParamsFileSetsTheTunersBandwidthFraction) {
                                       d.write("bad.json", R"({"params": {"collective.tuner_bandwidth_fraction_nvlink": 1.5}})"), "must be in [0.01, 1]");
 }
 
+// --out naming a symbolic link to nothing: said so, not "File exists" from the write.
+TEST(Cli, OutToADanglingLinkIsNamed) {
+  TempDir d;
+  const std::string link = d.path() + "/dangling";
+  fs::create_symlink(d.path() + "/missing", link);
+  expect_input_error(run_cli("collective --bytes 1M --topology dgx-a100 --out " + link), link + ": --out: is a symbolic link to nothing");
+  EXPECT_FALSE(fs::exists(d.path() + "/missing"));
+}
+
 // A run records what it was computed with beyond the defaults: summary.json's
 // params_overridden and a note, collective.csv's last column and a table line; none
 // when nothing was changed.
