@@ -678,7 +678,7 @@ void Replay::Impl::match_collectives() {
           const auto found = slot_of_rank.find(gr);
           if (found == slot_of_rank.end())
             input_error(w.source, "collective " + std::string(collective::to_string(c.kind)) + " #" + std::to_string(c.seq) +
-                                      " of communicator " + comm.name,
+                                      " of communicator \"" + comm.name + "\"",
                         "needs rank " + std::to_string(gr) + ", which has no trace (give every member's trace, or one trace to replicate)");
           members.push_back(found->second);
         }
@@ -724,9 +724,20 @@ void Replay::Impl::match_collectives() {
         } else if (inst.kind != c.kind || inst.in_bytes != static_cast<double>(c.in_bytes)) {
           const auto theirs = static_cast<std::uint64_t>(inst.in_bytes);
           const bool exact = human_bytes(static_cast<double>(c.in_bytes)) == human_bytes(inst.in_bytes);
+          // Pairing is by order on the communicator: one collective missing, extra or moved to
+          // another communicator shifts every later pair. Say so when the counts differ.
+          auto count_on = [&](const trace::Workload& x) {
+            return std::count_if(x.collectives.begin(), x.collectives.end(), [&](const trace::Collective& o) { return x.communicators[o.communicator].name == comm.name; });
+          };
+          const auto& theirs_w = workloads[rank_workload[first]];
+          const auto mine_n = count_on(w), theirs_n = count_on(theirs_w);
+          const std::string counts = mine_n == theirs_n ? ""
+                                                        : "; this rank has " + std::to_string(mine_n) + " collectives on communicator \"" + comm.name + "\", rank " +
+                                                              std::to_string(rank_id(first)) + " has " + std::to_string(theirs_n) +
+                                                              ": one is missing, extra or on another communicator, and the later ones pair wrongly";
           input_error(w.source, place,
                       "mismatched collective: this rank has " + what(c.kind, c.in_bytes, exact) + ", rank " + std::to_string(rank_id(first)) +
-                          " has " + what(inst.kind, theirs, exact) + " (" + workloads[rank_workload[first]].source + ")");
+                          " has " + what(inst.kind, theirs, exact) + " (" + theirs_w.source + ")" + counts);
         }
         // NCCL needs every rank to call with the same type (and count): traces that disagree
         // come from different jobs or steps, even where the bytes agree.

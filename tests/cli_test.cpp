@@ -925,6 +925,7 @@ TEST(Cli, BadInputCollectiveSizesOneElementApartAreExact) {
   EXPECT_NE(r.err.find("mismatched collective: this rank has all_reduce of 4194308 B, rank 0 has all_reduce of 4194304 B (" + r0 + ")"),
             std::string::npos)
       << r.err;
+  EXPECT_EQ(r.err.find("collectives on communicator"), std::string::npos) << "the counts agree: " << r.err;
 }
 
 // Three ranks whose traces disagree on who is in process group "0": ranks 0 and 1 say
@@ -1223,6 +1224,21 @@ TEST(Cli, BadInputIrKeysAlgorithmAndTypes) {
   write_json(ir1, doc);
   const CliResult r = run_cli("run --trace " + q(ir0) + " --trace " + q(ir1) + " --topology composable-falcon4016");
   expect_input_error(r, ir1 + ": rank 1, collective #0 of communicator \"0\": mismatched collective: this rank's is of Int, rank 0's of Float");
+
+  // One all-reduce of rank 1 moved to a communicator rank 0 does not have: the pairs after it
+  // shift, and the error says why.
+  doc = read_json(ir1);
+  doc["collectives"][0]["dtype"] = "Float";
+  doc["communicators"].push_back({{"name", "7"}, {"ranks", {0, 1}}});
+  int seq = 0;
+  doc["collectives"][3]["communicator"] = 1;
+  for (auto& c : doc["collectives"]) c["seq"] = c["communicator"] == 0 ? seq++ : 0;
+  write_json(ir1, doc);
+  const CliResult moved = run_cli("run --trace " + q(ir0) + " --trace " + q(ir1) + " --topology composable-falcon4016");
+  expect_input_error(moved, ir1 + ": rank 1, collective #3 of communicator \"0\": mismatched collective");
+  EXPECT_NE(moved.err.find("this rank has 11 collectives on communicator \"0\", rank 0 has 12: one is missing, extra or on another communicator"),
+            std::string::npos)
+      << moved.err;
 }
 
 // One trace is one rank on one GPU: a process that drove two GPUs, or GPU events without a
