@@ -74,9 +74,9 @@ void check_params_file(const std::string& path);
 // set_param()
 //
 // Overrides one parameter, as a parameter file does, with the same checks: what may be set
-// and its range (ParamInfo::setting). `origin` and `where` name the source in the InputError thrown (e.g. the
-// file and "params.<name>", or "command line" and "--nccl-buffsize"). Must be called before
-// anything is simulated.
+// and its range (ParamInfo::setting). `origin` and `where` name the source in the
+// InputError thrown (e.g. the file and "params.<name>", or "command line" and
+// "--nccl-buffsize"). Must be called before anything is simulated.
 void set_param(const std::string& qualified_name, double value, const std::string& origin, const std::string& where);
 // check_param(): set_param()'s checks alone.
 void check_param(const std::string& qualified_name, double value, const std::string& origin, const std::string& where);

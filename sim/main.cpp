@@ -657,11 +657,11 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
       if (i != j) pairs.emplace_back(gpus[i], gpus[j]);
   start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
   const auto bw = sim::run_p2p(topology, pairs, bytes);
+  if (const auto changed = format_overridden_params(); !changed.empty()) std::printf("# model parameters changed: %s\n", changed.c_str());
   std::printf("Unidirectional P2P=%s Bandwidth Matrix (GB/s), %s copies on %s, simulated by composim\n   D\\D",
               topology.p2p_enabled() ? "Enabled" : "Disabled", a.bytes.c_str(), topology.name().c_str());
   for (size_t j = 0; j < gpus.size(); ++j) std::printf("%8zu", j);
   std::printf("\n");
-  if (const auto changed = format_overridden_params(); !changed.empty()) std::printf("# model parameters changed: %s\n", changed.c_str());
   std::string csv = "src_gpu,dst_gpu,src,dst,bandwidth_GBps,route,params\n";
   const std::string changed = sim::csv_field(format_overridden_params());
   size_t k = 0;

@@ -1,7 +1,5 @@
 #include "sim/nccl_tests.hpp"
 
-#include "models/registry.hpp"
-
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 
@@ -20,7 +18,9 @@
 #include <unistd.h>
 
 #include "models/error.hpp"
+#include "models/registry.hpp"
 #include "sim/platform.hpp"
+#include "sim/report.hpp"
 
 namespace composim::sim {
 
@@ -327,7 +327,7 @@ std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& row
 std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows) {
   std::string out = "op,gpus,size_B,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,flows,link_class,steps,"
                     "model_bandwidth_GBps,model_bottleneck_bytes,model_latency_us,model_hop_steps,model_processing_us,model_pipeline_us,params\n";
-  const std::string changed = format_overridden_params();  // ";"-separated: one field
+  const std::string changed = csv_field(format_overridden_params());  // ";"-separated: one field
   char line[512];
   for (const auto& r : rows) {
     std::snprintf(line, sizeof line, "%s,%zu,%.0f,%.0f,%s,%.6g,%.6g,%.6g,%s,%s,%d,%zu\n", std::string(collective::to_string(o.kind)).c_str(),

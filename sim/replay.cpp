@@ -741,8 +741,14 @@ void Replay::Impl::match_collectives() {
         }
         // NCCL needs every rank to call with the same type (and count): traces that disagree
         // come from different jobs or steps, even where the bytes agree.
+        // Names are compared without case: importers spell them "Float" or "float".
+        auto same_name = [](std::string_view a, std::string_view b) {
+          return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+                   return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+                 });
+        };
         if (!c.dtype.empty() && !inst.dtype.empty() && collective::dtype_size_B(c.dtype) != 0 && collective::dtype_size_B(inst.dtype) != 0 &&
-            c.dtype != inst.dtype)
+            !same_name(c.dtype, inst.dtype))
           input_error(w.source, place,
                       "mismatched collective: this rank's is of " + c.dtype + ", rank " + std::to_string(rank_id(first)) + "'s of " + inst.dtype + " (" +
                           workloads[rank_workload[first]].source + ")");
