@@ -101,7 +101,11 @@ nccl("nccl-2x-t4-across-sockets", "issue_nccl_428_2xT4_sys", "https://github.com
 nccl("rccl-2gpu-one-pcie-switch", "issue_rccl_362_2gpu_one_pcie_switch", "https://github.com/ROCm/rccl/issues/362",
      "two AMD GPUs behind one PCIe switch, RCCL (16 B - 4 KiB)", "composable-falcon4016", ["--placement", "gpu0,gpu1"],
      "the 4 KiB row: measured 43.4 us, a jump of 15 us from 2 KiB that RCCL's latency model (ring LL, 23.1 us + bytes / bandwidth) "
-     "does not have; 16 B - 2 KiB are within 10-16% with RCCL's tables (84% with NCCL's)",
+     "does not have; 16 B - 2 KiB are within 10-16% with RCCL's tables (84% with NCCL's). RCCL 2.8's tuner cuts the ring's bandwidth "
+     "by its ringCorrectionFactor from exactly 4 KiB (x 0.25 for LL), and its tree LL time for 2 GPUs is 37.9 + 2 x 2.2 = 42.3 us + "
+     "bytes / bandwidth, near the measurement; but with one channel at 12 GB/s (a Gen3 PCIe path) the tuner still picks ring LL "
+     "(29.9 against 48.1 us), and would pick the tree only on a path under 0.63 GB/s. "
+     "The channel count changes at 8 KiB (enqueue.cc's thread threshold), not 4 KiB. So no mechanism is modelled",
      params="../../models/params/rccl-2.8.json",
      desc="nccl-tests all_reduce_perf on two AMD GPUs behind one PCIe switch, RCCL (16 B - 4 KiB), emulated by `composim collective` "
           "with RCCL 2.8's latency tables (models/params/rccl-2.8.json) on two GPUs behind one switch of the Falcon 4016 chassis. The thread "
