@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "models/error.hpp"
+#include "models/registry.hpp"
 #include "sim/calibrate.hpp"
 #include "sim/process.hpp"
 #include "sim/report.hpp"
@@ -728,6 +729,14 @@ int calibrate(const CalibrateOptions& o) {
       if (v > 1.0)
         input_error("", "calibrate", "the fit gives " + names[j] + " = " + std::to_string(v) +
                                          " (above 1: faster than the links allow); check the measured data");
+    }
+    // A value its parameter file could not hold (an efficiency under 1%, a latency over 1 s)
+    // is refused here, not in the run that loads the file.
+    try {
+      check_param(names[j], v, "calibrate", names[j]);
+    } catch (const InputError& e) {
+      input_error("", "calibrate", "the fit gives " + names[j] + " = " + std::to_string(v) + ", which a parameter file cannot hold (" + e.reason() +
+                                       "); check the measured data");
     }
     params[names[j]] = v;
     std::printf("%-48s %12.6g %12.6g\n", names[j].c_str(), param(names[j]), v);

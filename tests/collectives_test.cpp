@@ -1149,6 +1149,23 @@ TEST(Nvls, CalibrateRecoversItsEfficiencyAndLatency) {
   EXPECT_NEAR(fit["collective.efficiency_nvls"].get<double>(), 0.7, 0.002);
   EXPECT_NEAR(fit["collective.base_latency_nvls_Simple_s"].get<double>(), 30e-6, 0.3e-6);
   EXPECT_FALSE(fit.contains("nvlink.payload_efficiency_gen4"));
+
+  // The same sweep 200 times slower fits an efficiency of 0.0035, which no parameter file may
+  // hold (under 1%): calibrate says so instead of writing a file no run could load.
+  std::stringstream slow;
+  std::stringstream fast(csv);
+  std::getline(fast, line);
+  slow << line << "\n";
+  while (std::getline(fast, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    slow << f[0] << "," << f[1] << "," << std::stod(f[2]) * 200 << "," << std::stod(f[3]) / 200 << "\n";
+  }
+  std::ofstream(d.path() + "/data/measured/nccl_tests.csv") << slow.str();
+  composim::testing::expect_cli_error("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/slow.json",
+                                      "calibrate: the fit gives collective.efficiency_nvls = 0.0035");
+  EXPECT_FALSE(std::filesystem::exists(d.path() + "/slow.json"));
 }
 
 // SimGrid aborts on a --cfg or --log value it cannot use; composim tries them first and
