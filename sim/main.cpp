@@ -857,6 +857,10 @@ int cmd_capture(int argc, char** argv) {
 
 }  // namespace
 
+namespace {
+void decimal_integers(CLI::App& app);  // below, with the other option checks
+}  // namespace
+
 // composim topology generate [options] --out FILE
 int cmd_generate(int argc, char** argv) {
   topo::GenerateOptions g;
@@ -881,6 +885,7 @@ int cmd_generate(int argc, char** argv) {
   app.add_option("--host-nic-gbps", g.host_nic_Gbps, "hosts' NIC rate, Gb/s");
   app.add_option("--compose-split", g.compose_split, "attach the first N GPUs half to host0, half to host1");
   app.add_option("--out", out, "file to write")->required();
+  decimal_integers(app);
   try {
     app.parse(argc - 2, argv + 2);
   } catch (const CLI::CallForHelp& e) {
@@ -905,6 +910,27 @@ constexpr const char* kP2pHelp =
     "force GPU peer-to-peer on or off (on: also on GPUs whose driver lacks it, e.g. GeForce; off: like NCCL_P2P_DISABLE=1)";
 
 namespace {
+// CLI11 reads an integer option's "010" as octal (8) and "0x10" as hex (16): a count typed
+// with a leading zero would silently change. Every integer option of `app` and its
+// subcommands takes plain decimal digits instead ("010" is 10), anything else is refused.
+void decimal_integers(CLI::App& app) {
+  const CLI::Validator decimal(
+      [](std::string& v) {
+        const size_t digits = !v.empty() && (v[0] == '-' || v[0] == '+') ? 1 : 0;
+        if (digits == v.size() || v.find_first_not_of("0123456789", digits) != std::string::npos)
+          return "expected a whole decimal number, got \"" + v + "\"";
+        const size_t first = v.find_first_not_of('0', digits);
+        v = std::string(v[0] == '-' ? "-" : "") + (first == std::string::npos ? "0" : v.substr(first));
+        return std::string();
+      },
+      "");
+  for (auto* opt : app.get_options()) {
+    const std::string type = opt->get_type_name();
+    if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) opt->transform(decimal);
+  }
+  for (auto* sub : app.get_subcommands([](CLI::App*) { return true; })) decimal_integers(*sub);
+}
+
 // A whole number in [min, 1000000] of `what` (GPUs, ranks). What CLI::Range would say ("Value
 // 2.5 not in range 1 to 1000000") says neither that a fraction is the problem nor why.
 CLI::Validator whole_number(long min, const std::string& what, const std::string& below_min) {
@@ -1094,6 +1120,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--topology", bench.topology, "topology")->required();
   bench_cmd->add_option("--ranks", bench.ranks, "replicate to N ranks")->check(whole_number(1, "ranks", "at least 1 rank"));
 
+  decimal_integers(app);
   try {
     app.parse(static_cast<int>(ours.size()), ours.data());
   } catch (const CLI::CallForHelp& e) {

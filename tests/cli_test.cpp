@@ -1744,7 +1744,10 @@ TEST(Cli, BadFlagsFailFastWithOneLine) {
   } cases[] = {
       {"run --trace " + ex + " --topology composable-falcon4016 --launch-latency 5", "needs a unit"},
       {"run --trace " + ex + " --topology composable-falcon4016 --ranks 0", "--ranks: at least 1 rank, got 0"},
-      {"run --trace " + ex + " --topology composable-falcon4016 --ranks 2.5", "--ranks: expected a whole number of ranks, got 2.5"},
+      {"run --trace " + ex + " --topology composable-falcon4016 --ranks 2.5", "--ranks: expected a whole decimal number, got \"2.5\""},
+      // CLI11 alone reads 0x10 as 16 and 010 as 8 (octal).
+      {"run --trace " + ex + " --topology composable-falcon4016 --ranks 0x10", "--ranks: expected a whole decimal number, got \"0x10\""},
+      {"p2p --topology pcie-8gpu-gen3 --gpus 0x4", "--gpus: expected a whole decimal number, got \"0x4\""},
       {"run --trace " + ex + " --topology composable-falcon4016 --params ''", "--params: the parameter file's name is empty"},
       {"run --trace " + ex + " --topology composable-falcon4016 --warmup 9", "--warmup 9 leaves no step to measure"},
       {"run --trace " + ex + " --topology composable-falcon4016 --out /proc/composim-x", "cannot create the output directory"},

@@ -670,6 +670,12 @@ TEST(CollectiveCommand, SizesAreWholeElementsAsInNcclTests) {
 // --dtype as nccl-tests -d: the element size sets the count and the rounding; the type
 // column names it. 12 B of double is 1 element (8 B); 100 B of half all-gathered on 8 GPUs
 // is 6 halves per rank (96 B); an unknown name is refused with the list.
+// A leading zero is decimal: --gpus 04 is 4 GPUs and 010 is 10 (CLI11 alone reads octal).
+TEST(CollectiveCommand, IntegerOptionsAreDecimal) {
+  EXPECT_EQ(composim::testing::collective_row("--bytes 8 --gpus 04 --topology dgx-a100")[1], "4");
+  EXPECT_EQ(composim::testing::collective_row("--bytes 8 --gpus 010 --topology 2x-hgx-h100-ib")[1], "10");
+}
+
 TEST(CollectiveCommand, DtypeSetsTheElementSizeAsNcclTestsDoes) {
   auto d = composim::testing::collective_row("--bytes 12 --gpus 2 --dtype double --topology dgx-a100");
   EXPECT_EQ(d[2] + " " + d[3] + " " + d[4], "8 1 double");
@@ -973,7 +979,7 @@ TEST(CollectiveCommand, BadArguments) {
   composim::testing::expect_cli_error("collective --gpus 1 --topology dgx-a100", "--gpus: a collective needs at least 2 GPUs, got 1");
   composim::testing::expect_cli_error("collective --bytes 1G:8 --topology dgx-a100", "goes down");
   composim::testing::expect_cli_error("collective --bytes 8: --topology dgx-a100", "--bytes: size range \"8:\" lacks its maximum (min:max, e.g. 8:1G)");
-  composim::testing::expect_cli_error("collective --gpus 2.5 --topology dgx-a100", "--gpus: expected a whole number of GPUs, got 2.5");
+  composim::testing::expect_cli_error("collective --gpus 2.5 --topology dgx-a100", "--gpus: expected a whole decimal number, got \"2.5\"");
   composim::testing::expect_cli_error("collective --gpus 99999999999 --topology dgx-a100", "--gpus: at most 1000000 GPUs, got 99999999999");
 }
 
