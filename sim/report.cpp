@@ -467,6 +467,7 @@ void check_replaceable(const std::string& path, std::string_view place) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const auto st = fs::status(path, ec);  // through a link: a link to /dev/null is /dev/null
+  if (ec == std::errc::too_many_symbolic_link_levels) input_error(path, place, "is a loop of symbolic links");
   if (ec || !fs::exists(st) || fs::is_regular_file(st)) return;
   input_error(path, place, fs::is_directory(st) ? "is a directory; give the name of a file to write"
                                                 : "exists and is not a regular file (a device, FIFO or socket): composim replaces only files");

@@ -719,7 +719,11 @@ int calibrate(const CalibrateOptions& o) {
     std::ifstream in(o.params_file);
     params = json::parse(in)["params"];
   }
-  std::printf("%-48s %12s %12s\n", "parameter", "in force", "fitted");
+  // The table is printed once every value is checked: a refused fit prints its error alone.
+  std::string table;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-48s %12s %12s\n", "parameter", "in force", "fitted");
+  table += line;
   for (size_t j = 0; j < names.size(); ++j) {
     if (kept.count(static_cast<int>(j))) continue;  // not identifiable: left at its value in force
     double v = pinned.count(static_cast<int>(j)) ? 0.0 : solution(static_cast<Eigen::Index>(j));
@@ -739,7 +743,8 @@ int calibrate(const CalibrateOptions& o) {
                                        "); check the measured data");
     }
     params[names[j]] = v;
-    std::printf("%-48s %12.6g %12.6g\n", names[j].c_str(), param(names[j]), v);
+    std::snprintf(line, sizeof line, "%-48s %12.6g %12.6g\n", names[j].c_str(), param(names[j]), v);
+    table += line;
   }
   // NVLS rows were fitted at their NVLink efficiency in force; if ring rows moved that
   // efficiency too, keep the product NVLS's times were fitted to.
@@ -749,10 +754,18 @@ int calibrate(const CalibrateOptions& o) {
     if (v > 1.0)
       input_error("", "calibrate", "the fit gives " + r.eff_param + " = " + std::to_string(v) + " at the fitted " + r.link_param +
                                        " (above 1: faster than the links allow); check the measured data");
+    try {
+      check_param(r.eff_param, v, "calibrate", r.eff_param);
+    } catch (const InputError& e) {
+      input_error("", "calibrate", "the fit gives " + r.eff_param + " = " + std::to_string(v) + " at the fitted " + r.link_param +
+                                       ", which a parameter file cannot hold (" + e.reason() + "); check the measured data");
+    }
     params[r.eff_param] = v;
-    std::printf("%-48s %12.6g %12.6g  (at the fitted %s)\n", r.eff_param.c_str(), param(r.eff_param), v, r.link_param.c_str());
+    std::snprintf(line, sizeof line, "%-48s %12.6g %12.6g  (at the fitted %s)\n", r.eff_param.c_str(), param(r.eff_param), v, r.link_param.c_str());
+    table += line;
     break;  // one NVLS efficiency: the first NVLS row's link sets it
   }
+  std::fputs(table.c_str(), stdout);
 
   // 3. Re-run everything with the fitted parameters; errors before and after.
   json doc;

@@ -1169,9 +1169,21 @@ TEST(Nvls, CalibrateRecoversItsEfficiencyAndLatency) {
     slow << f[0] << "," << f[1] << "," << std::stod(f[2]) * 200 << "," << std::stod(f[3]) / 200 << "\n";
   }
   std::ofstream(d.path() + "/data/measured/nccl_tests.csv") << slow.str();
-  composim::testing::expect_cli_error("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/slow.json",
-                                      "calibrate: the fit gives collective.efficiency_nvls = 0.0035");
+  r = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/slow.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("calibrate: the fit gives collective.efficiency_nvls = 0.0035"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("in force"), std::string::npos) << "a table before the error: " << r.out;
   EXPECT_FALSE(std::filesystem::exists(d.path() + "/slow.json"));
+  // --out is checked before the fit: a loop of symbolic links is refused, not a crash after it.
+  std::filesystem::create_symlink(d.path() + "/loop2", d.path() + "/loop1");
+  std::filesystem::create_symlink(d.path() + "/loop1", d.path() + "/loop2");
+  r = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/loop1");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("loop1: --out: is a loop of symbolic links"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("in force"), std::string::npos) << r.out;
+  r = composim::testing::run_cli("import " + composim::testing::source_dir() + "/examples/traces/ddp2_rank0.json --out " + d.path() + "/loop1");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(std::filesystem::is_symlink(d.path() + "/loop1")) << "the link was replaced";
 }
 
 // SimGrid aborts on a --cfg or --log value it cannot use; composim tries them first and
