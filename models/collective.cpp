@@ -149,6 +149,16 @@ int dtype_size_B(std::string_view dtype) {
   return 0;
 }
 
+std::string canonical_dtype(std::string_view dtype) {
+  if (dtype_size_B(dtype) == 0) return "";
+  const std::string d = normalise(dtype);
+  static const std::pair<const char*, const char*> kSynonyms[] = {{"float", "float32"}, {"int", "int32"},   {"double", "float64"}, {"long", "int64"},
+                                                                   {"half", "float16"}, {"short", "int16"}, {"byte", "uint8"},     {"char", "int8"}};
+  for (const auto& [name, canonical] : kSynonyms)
+    if (d == name) return canonical;
+  return d;
+}
+
 RingSchedule ring_schedule(Kind kind, int n, double in_bytes) {
   if (n <= 1) return {0.0, 0};
   const double frac = static_cast<double>(n - 1) / n;

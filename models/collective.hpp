@@ -82,6 +82,9 @@ bool is_nccl_algorithm_name(std::string_view name);
 // Size in bytes of one element of a profiler dtype name ("Float", "BFloat16", "Half",
 // "Double", "Int", "Long", "Byte", "Char", "Bool"); 0 if unknown.
 int dtype_size_B(std::string_view dtype);
+// One name per element type, whatever the spelling ("Float", "float32" and "float" are
+// "float32"; PyTorch's Byte is uint8 and Char int8); "" if unknown.
+std::string canonical_dtype(std::string_view dtype);
 
 // Bytes each rank sends to its ring successor, and the ring's number of steps.
 struct RingSchedule {

@@ -342,7 +342,8 @@ struct Replay::Impl {
     collective::Protocol protocol = collective::Protocol::simple;
     bool protocol_from_trace = false;
     std::string algorithm;  // from the kernel name ("RING"); meaningful with protocol_from_trace
-    std::string dtype;      // the trace's element type name ("Float"); "" when not given
+    std::string dtype;      // the first known element type a member's trace gives ("Float"); "" if none
+    int dtype_rank = -1;    // that member's rank slot
     double measured_dur_s = INFINITY;
     int captured_ranks = 0;  // ranks of the communicator when the trace was captured (0: unknown)
     bool unequal = false;    // all_to_allv: the ranks' sizes differ (in_bytes is the largest)
@@ -697,7 +698,10 @@ void Replay::Impl::match_collectives() {
         inst.protocol = c.protocol;
         inst.protocol_from_trace = c.protocol_from_trace;
         inst.algorithm = c.algorithm;
-        inst.dtype = c.dtype;
+        if (!collective::canonical_dtype(c.dtype).empty()) {
+          inst.dtype = c.dtype;
+          inst.dtype_rank = r;
+        }
         inst.captured_ranks = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
         inst.member_slots = members;
         inst.comm_name = comm.name;
@@ -740,18 +744,19 @@ void Replay::Impl::match_collectives() {
                           " has " + what(inst.kind, theirs, exact) + " (" + theirs_w.source + ")" + counts);
         }
         // NCCL needs every rank to call with the same type (and count): traces that disagree
-        // come from different jobs or steps, even where the bytes agree.
-        // Names are compared without case: importers spell them "Float" or "float".
-        auto same_name = [](std::string_view a, std::string_view b) {
-          return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-                   return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-                 });
-        };
-        if (!c.dtype.empty() && !inst.dtype.empty() && collective::dtype_size_B(c.dtype) != 0 && collective::dtype_size_B(inst.dtype) != 0 &&
-            !same_name(c.dtype, inst.dtype))
-          input_error(w.source, place,
-                      "mismatched collective: this rank's is of " + c.dtype + ", rank " + std::to_string(rank_id(first)) + "'s of " + inst.dtype + " (" +
-                          workloads[rank_workload[first]].source + ")");
+        // come from different jobs or steps, even where the bytes agree. Types are compared
+        // by canonical name ("Float" is "float32"), against the first rank that gave one.
+        if (const auto mine = collective::canonical_dtype(c.dtype); !mine.empty()) {
+          Instance& mut = instances[it->second];
+          if (mut.dtype.empty()) {
+            mut.dtype = c.dtype;
+            mut.dtype_rank = r;
+          } else if (collective::canonical_dtype(mut.dtype) != mine) {
+            input_error(w.source, place,
+                        "mismatched collective: this rank's is of type \"" + c.dtype + "\", rank " + std::to_string(rank_id(mut.dtype_rank)) + "'s of \"" +
+                            mut.dtype + "\" (" + workloads[rank_workload[mut.dtype_rank]].source + ")");
+          }
+        }
         const int captured = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
         if (members != inst.member_slots || (captured > 0 && inst.captured_ranks > 0 && captured != inst.captured_ranks))
           input_error(w.source, place,

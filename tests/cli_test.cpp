@@ -1223,7 +1223,14 @@ TEST(Cli, BadInputIrKeysAlgorithmAndTypes) {
   doc["collectives"][0]["dtype"] = "Int";  // 4 bytes, as Float: same bytes, another type
   write_json(ir1, doc);
   const CliResult r = run_cli("run --trace " + q(ir0) + " --trace " + q(ir1) + " --topology composable-falcon4016");
-  expect_input_error(r, ir1 + ": rank 1, collective #0 of communicator \"0\": mismatched collective: this rank's is of Int, rank 0's of Float");
+  expect_input_error(r, ir1 + ": rank 1, collective #0 of communicator \"0\": mismatched collective: this rank's is of type \"Int\", rank 0's of \"Float\"");
+  // Spellings of one type agree ("float32" is PyTorch's "Float"); a rank without a type
+  // (or with one composim does not know) is compared with none.
+  doc["collectives"][0]["dtype"] = "float32";
+  doc["collectives"][1]["dtype"] = "";
+  doc["collectives"][2]["dtype"] = "Wibble";
+  write_json(ir1, doc);
+  EXPECT_EQ(run_cli("run --trace " + q(ir0) + " --trace " + q(ir1) + " --topology composable-falcon4016").exit_code, 0);
 
   // One all-reduce of rank 1 moved to a communicator rank 0 does not have: the pairs after it
   // shift, and the error says why.

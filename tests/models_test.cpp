@@ -11,6 +11,18 @@
 using namespace composim;
 
 // Hand-computed: x16 * 8 GT/s / 8 bits * 128/130 * 256/(256+24).
+// One name per element type, whatever the spelling: what ranks' traces are compared by.
+TEST(CollectiveModel, CanonicalDtypeNames) {
+  EXPECT_EQ(collective::canonical_dtype("Float"), "float32");
+  EXPECT_EQ(collective::canonical_dtype("float32"), "float32");
+  EXPECT_EQ(collective::canonical_dtype("Half"), "float16");
+  EXPECT_EQ(collective::canonical_dtype("BFloat16"), "bfloat16");
+  EXPECT_EQ(collective::canonical_dtype("Byte"), "uint8");
+  EXPECT_EQ(collective::canonical_dtype("Char"), "int8");
+  EXPECT_EQ(collective::canonical_dtype("Long"), "int64");
+  EXPECT_EQ(collective::canonical_dtype("Wibble"), "");
+}
+
 TEST(PcieModel, Gen3x16PayloadBandwidth) {
   const double expected = 16 * 8e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0);
   EXPECT_NEAR(pcie::link_bandwidth_Bps(3, 16), expected, 1.0);
