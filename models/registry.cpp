@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -143,13 +144,20 @@ std::vector<std::pair<std::string, double>> overridden_params() {
   return {o.begin(), o.end()};
 }
 
+namespace {
+// The shortest of %.15g and %.17g that reads back as `v`: 1073741824 stays whole, 0.914
+// does not become 0.91400000000000003.
+std::string exact_number(double v) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.15g", v);
+  if (std::strtod(text, nullptr) != v) std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+}  // namespace
+
 std::string format_overridden_params() {
   std::string out;
-  char value[32];
-  for (const auto& [name, v] : overridden_params()) {
-    std::snprintf(value, sizeof value, "%.9g", v);
-    out += (out.empty() ? "" : "; ") + name + "=" + value;
-  }
+  for (const auto& [name, v] : overridden_params()) out += (out.empty() ? "" : "; ") + name + "=" + exact_number(v);
   return out;
 }
 
@@ -164,7 +172,9 @@ std::string format_models_table(bool markdown) {
       out << m.name << ": " << m.description << "\n  equations: " << m.equations << "\n";
     }
     for (const auto& p : m.params) {
-      std::snprintf(value, sizeof value, "%.6g", p.value);
+      // Six digits, but a whole number of bytes whole (4194304, not 4.1943e+06).
+      if (p.value == std::floor(p.value) && std::fabs(p.value) < 1e9) std::snprintf(value, sizeof value, "%.0f", p.value);
+      else std::snprintf(value, sizeof value, "%.6g", p.value);
       if (markdown)
         out << "| `" << p.name << "` | " << p.unit << " | " << value << " | " << setting_range(p.setting) << " | " << p.description << " | " << p.source << " |\n";
       else

@@ -2031,6 +2031,11 @@ TEST(Cli, OutputsRecordChangedParameters) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("model parameters changed"), std::string::npos) << r.out;
   EXPECT_EQ(composim::testing::collective_csv_first_row(d.path() + "/coll0").size(), 20u);  // an empty last field
+  // Exact: 1 GiB is 1073741824, not 1.07374182e+09; 0.914 is not 0.91400000000000003.
+  r = run_cli("collective --bytes 1M --topology dgx-a100 --nccl-buffsize 1G --params " + d.write("eff.json", R"({"params": {"pcie.link.efficiency": 0.914}})") +
+              " --out " + d.path() + "/exact");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(composim::testing::collective_csv_first_row(d.path() + "/exact").at(20), "collective.nccl_buffsize_B=1073741824; pcie.link.efficiency=0.914");
 
   r = run_cli("p2p --topology pcie-8gpu-gen3 --gpus 2 --params " + params + " --out " + d.path() + "/p2p");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -2052,7 +2057,7 @@ TEST(Cli, ParamsFileSettingsComeFromTheRegistry) {
   ASSERT_EQ(listing.exit_code, 0) << listing.err;
   EXPECT_NE(listing.out.find("latency_gen4_s = 1.05e-07 s, fixed  ("), std::string::npos) << listing.out;
   EXPECT_NE(listing.out.find("efficiency = 0.914 1, settable [0.01, 1]  ("), std::string::npos) << listing.out;
-  EXPECT_NE(listing.out.find("nccl_buffsize_B = 4.1943e+06 B, settable whole B in [64 KiB, 1 GiB]  ("), std::string::npos) << listing.out;
+  EXPECT_NE(listing.out.find("nccl_buffsize_B = 4194304 B, settable whole B in [64 KiB, 1 GiB]  ("), std::string::npos) << listing.out;
   const std::string run = "collective --bytes 1M --gpus 2 --topology dgx-a100 --params ";
   composim::testing::expect_cli_error(run + d.write("fixed.json", R"({"params": {"pcie.switch.latency_gen4_s": 2e-7}})"),
                                       "fixed.json: params.pcie.switch.latency_gen4_s: cannot be set");
