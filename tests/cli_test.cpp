@@ -1205,6 +1205,14 @@ TEST(Cli, BadInputIrKeysAlgorithmAndTypes) {
     const auto [r, ir] = run_edited_ir(tmp, "key", [](json& d) { d["extra"] = 1; });
     expect_input_error(r, ir + ": top level: unknown key \"extra\"");
   }
+  {  // below the top level too: a typo would skip what the key checks
+    const auto [r, ir] = run_edited_ir(tmp, "dtyp", [](json& d) { d["collectives"][1]["dtyp"] = "Half"; });
+    expect_input_error(r, ir + ": collectives[1]: unknown key \"dtyp\"");
+    const auto [r2, ir2] = run_edited_ir(tmp, "durr", [](json& d) { d["gpu_ops"][3]["durr_ns"] = 5; });
+    expect_input_error(r2, ir2 + ": gpu_ops[3]: unknown key \"durr_ns\"");
+    const auto [r3, ir3] = run_edited_ir(tmp, "op", [](json& d) { d["threads"][0]["ops"][0]["launch"] = 1; });
+    expect_input_error(r3, ir3 + ": threads[0].ops[0]: unknown key \"launch\"");
+  }
   {
     const auto [r, ir] = run_edited_ir(tmp, "algo", [](json& d) { d["collectives"][2]["algorithm"] = "FOO"; });
     expect_input_error(r, ir + ": collectives[2].algorithm: unknown algorithm \"FOO\" (RING, TREE, NVLS");

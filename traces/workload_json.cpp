@@ -1,10 +1,12 @@
 #include "traces/workload_json.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "models/error.hpp"
 #include "traces/kineto.hpp"
@@ -117,6 +119,12 @@ class Reader {
  public:
   explicit Reader(const std::string& path) : path_(path) {}
   [[noreturn]] void fail(const std::string& place, const std::string& what) const { input_error(path_, place, what); }
+  // Refuses a key workload_to_json() does not write there: a typo ("dtyp") would be ignored.
+  void only_keys(const json& obj, const std::string& place, std::initializer_list<std::string_view> keys) const {
+    if (!obj.is_object()) fail(place, "expected an object");
+    for (auto it = obj.begin(); it != obj.end(); ++it)
+      if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) fail(place, "unknown key \"" + it.key() + "\"");
+  }
   const json& member(const json& obj, const char* key, const std::string& place) const {
     if (!obj.is_object()) fail(place, "expected an object");
     auto it = obj.find(key);
@@ -211,12 +219,14 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   if (n_gpu == 0) r.fail("gpu_ops", "no GPU activity to replay");
   for (size_t i = 0; i < threads.size(); ++i) {
     const std::string place = "threads[" + std::to_string(i) + "]";
+    r.only_keys(threads[i], place, {"id", "ops"});
     CpuThread t;
     t.id = r.string(threads[i], "id", place);
     const json& ops = r.array(threads[i], "ops", place);
     for (size_t k = 0; k < ops.size(); ++k) {
       const std::string op_place = place + ".ops[" + std::to_string(k) + "]";
       const json& o = ops[k];
+      r.only_keys(o, op_place, {"name", "ts_ns", "dur_ns", "launches", "blocking", "waits_on"});
       CpuOp op;
       op.name = w.intern(r.string(o, "name", op_place));
       op.ts_ns = r.integer(o, "ts_ns", op_place, 0, kMaxNs);
@@ -232,6 +242,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   for (size_t i = 0; i < gpu.size(); ++i) {
     const std::string place = "gpu_ops[" + std::to_string(i) + "]";
     const json& o = gpu[i];
+    r.only_keys(o, place, {"kind", "name", "stream", "ts_ns", "dur_ns", "bytes", "copy", "pageable", "waits_on", "collective"});
     GpuOp g;
     try {
       g.kind = kind_from(r.string(o, "kind", place));
@@ -255,6 +266,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   std::map<std::pair<int, std::int64_t>, size_t> stream_index;  // (device, id) -> streams[i]: one track, one order
   for (size_t i = 0; i < streams.size(); ++i) {
     const std::string place = "streams[" + std::to_string(i) + "]";
+    r.only_keys(streams[i], place, {"id", "device", "ops"});
     Stream st;
     st.id = r.integer(streams[i], "id", place, INT32_MIN, std::int64_t{1} << 40);  // as the Kineto importer takes
     st.device = static_cast<int>(r.integer(streams[i], "device", place, 0, 1 << 20));
@@ -273,6 +285,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
     if (in_stream[i] < 0) r.fail("gpu_ops[" + std::to_string(i) + "]", "not listed in the ops of its stream");
   for (size_t i = 0; i < comms.size(); ++i) {
     const std::string place = "communicators[" + std::to_string(i) + "]";
+    r.only_keys(comms[i], place, {"name", "ranks"});
     Communicator c;
     c.name = r.string(comms[i], "name", place);
     for (auto x : r.indices(comms[i], "ranks", place, w.world_size)) c.ranks.push_back(x);
@@ -281,6 +294,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   for (size_t i = 0; i < colls.size(); ++i) {
     const std::string place = "collectives[" + std::to_string(i) + "]";
     const json& o = colls[i];
+    r.only_keys(o, place, {"kind", "in_bytes", "dtype", "group_size", "communicator", "seq", "algorithm", "protocol", "protocol_from_trace", "gpu_op"});
     Collective c;
     const std::string kind = r.string(o, "kind", place);
     c.kind = collective::kind_named(kind);
@@ -306,6 +320,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   }
   for (size_t i = 0; i < iters.size(); ++i) {
     const std::string place = "iterations[" + std::to_string(i) + "]";
+    r.only_keys(iters[i], place, {"name", "ts_ns", "dur_ns", "thread"});
     Iteration it;
     it.name = r.string(iters[i], "name", place);
     it.ts_ns = r.integer(iters[i], "ts_ns", place, 0, kMaxNs);
