@@ -359,8 +359,10 @@ void check_out_dir(const std::string& dir, std::initializer_list<const char*> ou
   if (dir.empty()) input_error("", "--out", "needs a directory");
   std::error_code ec;
   const fs::path wanted = fs::absolute(dir, ec);
-  if (fs::is_symlink(fs::symlink_status(wanted, ec)) && !fs::exists(wanted, ec))
+  if (fs::is_symlink(fs::symlink_status(wanted, ec)) && !fs::exists(wanted, ec)) {
+    if (ec == std::errc::too_many_symbolic_link_levels) input_error(dir, "--out", "is a loop of symbolic links");
     input_error(dir, "--out", "is a symbolic link to nothing (" + fs::read_symlink(wanted, ec).string() + ")");
+  }
   fs::path p = wanted;
   while (!fs::exists(p, ec) && p.has_parent_path() && p.parent_path() != p) p = p.parent_path();
   const bool exists = p == wanted;

@@ -2011,6 +2011,9 @@ TEST(Cli, OutToADanglingLinkIsNamed) {
   const std::string link = d.path() + "/dangling";
   fs::create_symlink(d.path() + "/missing", link);
   expect_input_error(run_cli("collective --bytes 1M --topology dgx-a100 --out " + link), link + ": --out: is a symbolic link to nothing");
+  fs::create_symlink(d.path() + "/b", d.path() + "/a");
+  fs::create_symlink(d.path() + "/a", d.path() + "/b");
+  expect_input_error(run_cli("collective --bytes 1M --topology dgx-a100 --out " + d.path() + "/a"), d.path() + "/a: --out: is a loop of symbolic links");
   EXPECT_FALSE(fs::exists(d.path() + "/missing"));
 }
 
