@@ -63,6 +63,13 @@ TEST(Topology, ErrorsNameFileAndItem) {
   doc["nodes"][3]["name"] = "gpu0";
   EXPECT_NE(error_of(doc).find("nodes[3]: duplicate node name \"gpu0\""), std::string::npos) << error_of(doc);
 
+  // Names are printed one per line in routes and errors.
+  for (const char* bad : {"gpu\n1", "gpu\t1", ""}) {
+    doc = small();
+    doc["nodes"][3]["name"] = bad;
+    EXPECT_NE(error_of(doc).find("nodes[3]: \"name\" must be a non-empty name without control characters"), std::string::npos) << error_of(doc);
+  }
+
   doc = small();
   doc["links"][2]["bandwith_Bps"] = 1;
   EXPECT_NE(error_of(doc).find("links[2]: unknown key \"bandwith_Bps\""), std::string::npos) << error_of(doc);

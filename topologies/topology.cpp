@@ -178,6 +178,9 @@ Node parse_node(const json& j, const std::string& file, const std::string& place
   Fields f(j, file, place);
   Node n;
   n.name = f.str("name");
+  // A name is printed in routes, tables and errors, one per line: no control characters.
+  if (n.name.empty() || std::any_of(n.name.begin(), n.name.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+    f.fail("\"name\" must be a non-empty name without control characters (newlines, tabs)");
   const std::string type = f.str("type");
   auto t = node_type_from(type);
   if (!t)
