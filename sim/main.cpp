@@ -444,7 +444,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
     }
   }
   for (const auto& n : result.notes) rep.notes.push_back(n);
-  if (const auto changed = format_overridden_params(); !changed.empty()) rep.notes.push_back("model parameters changed: " + changed);
+  if (const auto changed = format_overridden_params(); !changed.empty()) rep.notes.push_back("model parameters set: " + changed);
   if (result.p2p_at_measured_duration)
     rep.notes.push_back(std::to_string(result.p2p_at_measured_duration) +
                         " send/recv operation(s) ran at their measured duration: the traces do not say which peer each one talks to");
@@ -659,7 +659,7 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
       if (i != j) pairs.emplace_back(gpus[i], gpus[j]);
   start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
   const auto bw = sim::run_p2p(topology, pairs, bytes);
-  if (const auto changed = format_overridden_params(); !changed.empty()) std::printf("# model parameters changed: %s\n", changed.c_str());
+  if (const auto changed = format_overridden_params(); !changed.empty()) std::printf("# model parameters set: %s\n", changed.c_str());
   std::printf("Unidirectional P2P=%s Bandwidth Matrix (GB/s), %s copies on %s, simulated by composim\n   D\\D",
               topology.p2p_enabled() ? "Enabled" : "Disabled", a.bytes.c_str(), topology.name().c_str());
   for (size_t j = 0; j < gpus.size(); ++j) std::printf("%8zu", j);

@@ -284,7 +284,7 @@ std::string nccl_tests_type_list() {
 
 std::string format_table_header(const std::string& title) {
   const std::string changed = format_overridden_params();
-  return "# " + title + "\n" + (changed.empty() ? "" : "# model parameters changed: " + changed + "\n") +
+  return "# " + title + "\n" + (changed.empty() ? "" : "# model parameters set: " + changed + "\n") +
          "#\n#       size         count      type   redop    root     time   algbw   busbw  algo   proto   channels\n" +
          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
 }

@@ -75,7 +75,7 @@ std::vector<double> run_p2p(const topo::Topology& t, const std::vector<std::pair
 
 // The table nccl-tests prints, and the same rows as CSV. Both record the model parameters
 // a parameter file or option changed (registry's format_overridden_params()): the table in
-// a "# model parameters changed:" line under the title, the CSV in its last column, `params`.
+// a "# model parameters set:" line under the title, the CSV in its last column, `params`.
 std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& rows, const std::string& title);
 // The same table in pieces, to print rows as they come.
 std::string format_table_header(const std::string& title);

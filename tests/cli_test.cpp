@@ -2026,7 +2026,7 @@ TEST(Cli, OutputsRecordChangedParameters) {
   const std::string traces = " --trace " + example(0) + " --trace " + example(1) + " --topology composable-falcon4016";
   auto r = run_cli("run" + traces + " --params " + params + " --out " + d.path() + "/changed");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("note: model parameters changed: pcie.link.efficiency=0.5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: model parameters set: pcie.link.efficiency=0.5"), std::string::npos) << r.out;
   EXPECT_EQ(read_json(d.path() + "/changed/summary.json")["params_overridden"], json({{"pcie.link.efficiency", 0.5}}));
   r = run_cli("run" + traces + " --out " + d.path() + "/default");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -2034,13 +2034,13 @@ TEST(Cli, OutputsRecordChangedParameters) {
 
   r = run_cli("collective --bytes 1M --topology dgx-a100 --nccl-buffsize 8M --params " + params + " --out " + d.path() + "/coll");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("# model parameters changed: collective.nccl_buffsize_B=8388608; pcie.link.efficiency=0.5\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# model parameters set: collective.nccl_buffsize_B=8388608; pcie.link.efficiency=0.5\n"), std::string::npos) << r.out;
   auto row = composim::testing::collective_csv_first_row(d.path() + "/coll");
   ASSERT_EQ(row.size(), 21u);
   EXPECT_EQ(row[20], "collective.nccl_buffsize_B=8388608; pcie.link.efficiency=0.5");
   r = run_cli("collective --bytes 1M --topology dgx-a100 --out " + d.path() + "/coll0");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.find("model parameters changed"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("model parameters set"), std::string::npos) << r.out;
   EXPECT_EQ(composim::testing::collective_csv_first_row(d.path() + "/coll0").size(), 20u);  // an empty last field
   // Exact: 1 GiB is 1073741824, not 1.07374182e+09; 0.914 is not 0.91400000000000003.
   r = run_cli("collective --bytes 1M --topology dgx-a100 --nccl-buffsize 1G --params " + d.write("eff.json", R"({"params": {"pcie.link.efficiency": 0.914}})") +
@@ -2050,7 +2050,7 @@ TEST(Cli, OutputsRecordChangedParameters) {
 
   r = run_cli("p2p --topology pcie-8gpu-gen3 --gpus 2 --params " + params + " --out " + d.path() + "/p2p");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("# model parameters changed: pcie.link.efficiency=0.5\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# model parameters set: pcie.link.efficiency=0.5\n"), std::string::npos) << r.out;
   std::ifstream csv(d.path() + "/p2p/p2p.csv");
   std::string header, first;
   std::getline(csv, header);
