@@ -914,7 +914,8 @@ constexpr const char* kP2pHelp =
 namespace {
 // CLI11 reads an integer option's "010" as octal (8) and "0x10" as hex (16): a count typed
 // with a leading zero would silently change. Every integer option of `app` and its
-// subcommands takes plain decimal digits instead ("010" is 10), anything else is refused.
+// subcommands takes plain decimal digits instead ("010" is 10), anything else is refused;
+// every real-valued option plain decimal notation.
 void decimal_integers(CLI::App& app) {
   const CLI::Validator decimal(
       [](std::string& v) {
@@ -926,9 +927,18 @@ void decimal_integers(CLI::App& app) {
         return std::string();
       },
       "");
+  // A real number the same way: CLI11 (strtod) also takes hex ("0x10") and "inf"/"nan".
+  const CLI::Validator decimal_real(
+      [](std::string& v) {
+        if (v.empty() || v.find_first_not_of("0123456789+-.eE") != std::string::npos || v.find_first_of("0123456789") == std::string::npos)
+          return "expected a decimal number, got \"" + v + "\"";
+        return std::string();
+      },
+      "");
   for (auto* opt : app.get_options()) {
     const std::string type = opt->get_type_name();
     if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) opt->transform(decimal);
+    if (type.rfind("FLOAT", 0) == 0) opt->transform(decimal_real);
   }
   for (auto* sub : app.get_subcommands([](CLI::App*) { return true; })) decimal_integers(*sub);
 }

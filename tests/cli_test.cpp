@@ -1763,6 +1763,7 @@ TEST(Cli, BadFlagsFailFastWithOneLine) {
       // CLI11 alone reads 0x10 as 16 and 010 as 8 (octal).
       {"run --trace " + ex + " --topology composable-falcon4016 --ranks 0x10", "--ranks: expected a whole decimal number, got \"0x10\""},
       {"p2p --topology pcie-8gpu-gen3 --gpus 0x4", "--gpus: expected a whole decimal number, got \"0x4\""},
+      {"topology generate --length-m 0x10 --out /tmp/composim-never-written.json", "--length-m: expected a decimal number, got \"0x10\""},
       {"run --trace " + ex + " --topology composable-falcon4016 --params ''", "--params: the parameter file's name is empty"},
       {"run --trace " + ex + " --topology composable-falcon4016 --warmup 9", "--warmup 9 leaves no step to measure"},
       {"run --trace " + ex + " --topology composable-falcon4016 --out /proc/composim-x", "cannot create the output directory"},

@@ -301,10 +301,10 @@ TEST(CollectiveCommand, PointToPointRefusesProtoAndAlgo) {
 
 // Errors name the option the user gave.
 TEST(CollectiveCommand, BadInputNamesTheOptionGiven) {
-  composim::testing::expect_cli_error("collective --step-factor nan --topology dgx-a100", "--step-factor: must be in [1.0001, 1024]");
-  composim::testing::expect_cli_error("collective --step-factor 2abc --topology dgx-a100", "--step-factor: expected a decimal number, got 2abc");
-  composim::testing::expect_cli_error("collective --step-factor 0x10 --topology dgx-a100", "--step-factor: expected a decimal number, got 0x10");
-  composim::testing::expect_cli_error("collective --step-factor ' 2' --topology dgx-a100", "--step-factor: expected a decimal number, got  2");
+  composim::testing::expect_cli_error("collective --step-factor nan --topology dgx-a100", "--step-factor: expected a decimal number, got \"nan\"");
+  composim::testing::expect_cli_error("collective --step-factor 2abc --topology dgx-a100", "--step-factor: expected a decimal number, got \"2abc\"");
+  composim::testing::expect_cli_error("collective --step-factor 0x10 --topology dgx-a100", "--step-factor: expected a decimal number, got \"0x10\"");
+  composim::testing::expect_cli_error("collective --step-factor ' 2' --topology dgx-a100", "--step-factor: expected a decimal number, got \" 2\"");
   // A factor close to 1 gives sizes that round to the same whole elements: one row each.
   auto r = composim::testing::run_cli("collective --bytes 8:64 --step-factor 1.0001 --gpus 2 --topology dgx-a100");
   EXPECT_EQ(r.exit_code, 0) << r.err;
