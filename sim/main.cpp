@@ -512,7 +512,6 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
     input_error("", "--op", "unknown collective \"" + a.op + "\" (" + collective::kKindNames + ")" +
                                 (same ? "; did you mean " + std::string(collective::to_string(near)) + "?" : ""));
   }
-  if (!(a.step_factor > 1) || !std::isfinite(a.step_factor)) input_error("", "--step-factor", "must be a number above 1 (nccl-tests -f)");
   o.type_size_B = sim::nccl_tests_type_size_B(a.dtype);
   if (o.type_size_B == 0) {
     std::string hint;

@@ -69,6 +69,12 @@ TEST(Topology, ErrorsNameFileAndItem) {
     doc["nodes"][3]["name"] = bad;
     EXPECT_NE(error_of(doc).find("nodes[3]: \"name\" must be a non-empty name without control characters"), std::string::npos) << error_of(doc);
   }
+  // Link names too: links.csv prints them one per row.
+  for (const char* bad : {"up\nlink", "up\x7f", ""}) {
+    doc = small();
+    doc["links"][1]["name"] = bad;
+    EXPECT_NE(error_of(doc).find("links[1]: \"name\" must be a non-empty name without control characters"), std::string::npos) << error_of(doc);
+  }
 
   doc = small();
   doc["links"][2]["bandwith_Bps"] = 1;

@@ -174,13 +174,16 @@ double pcie_link_Bps(int generation, int lanes, int max_payload_B) {
   return pcie::link_bandwidth_Bps(generation, lanes, max_payload_B) * param("pcie.link.efficiency");
 }
 
+// A name is printed in routes, tables (links.csv) and errors, one per line: no control characters.
+bool printable_name(const std::string& name) {
+  return !name.empty() && std::none_of(name.begin(), name.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+}
+
 Node parse_node(const json& j, const std::string& file, const std::string& place) {
   Fields f(j, file, place);
   Node n;
   n.name = f.str("name");
-  // A name is printed in routes, tables and errors, one per line: no control characters.
-  if (n.name.empty() || std::any_of(n.name.begin(), n.name.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
-    f.fail("\"name\" must be a non-empty name without control characters (newlines, tabs)");
+  if (!printable_name(n.name)) f.fail("\"name\" must be a non-empty name without control characters (newlines, tabs)");
   const std::string type = f.str("type");
   auto t = node_type_from(type);
   if (!t)
@@ -238,6 +241,7 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
   Link l;
   const std::string from = f.str("from"), to = f.str("to");
   l.name = f.str("name", from + "-" + to);
+  if (!printable_name(l.name)) f.fail("\"name\" must be a non-empty name without control characters (newlines, tabs)");
   const std::string type = f.str("type");
   auto t = link_type_from(type);
   if (!t) f.fail("unknown link type \"" + type + "\" (expected pcie, nvlink, optical, ethernet, infiniband or cpu_interconnect)");
