@@ -307,7 +307,7 @@ struct LatencyTable {
 }  // namespace
 
 double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a) {
-  if (a == Algorithm::nvls) {  // one term, whatever the steps (NCCL 2.18.3)
+  if (a == Algorithm::nvls || a == Algorithm::nvls_tree) {  // one term, whatever the steps (NCCL 2.18.3); NVLS_TREE's network steps: nvls_tree_latency_s()
     static const double base = param("collective.base_latency_nvls_Simple_s");
     return base;
   }
@@ -316,7 +316,7 @@ double latency_s(Protocol p, LinkClass link_class, int steps, Algorithm a) {
 }
 
 double hop_latency_s(Protocol p, LinkClass link_class, Algorithm a) {
-  if (a == Algorithm::nvls) return 0.0;
+  if (a == Algorithm::nvls || a == Algorithm::nvls_tree) return 0.0;
   static const LatencyTable t;
   return t.hop[static_cast<int>(link_class)][static_cast<int>(a)][static_cast<int>(p)];
 }
@@ -326,7 +326,15 @@ double latency_s(Protocol p, Algorithm a, LinkClass intra, int intra_steps, int 
   return latency_s(p, intra, 0, a) + intra_steps * hop_latency_s(p, intra, a) * ll_factor + inter_steps * hop_latency_s(p, LinkClass::network, a);
 }
 
-std::string_view to_string(Algorithm a) { return a == Algorithm::ring ? "RING" : a == Algorithm::tree ? "TREE" : "NVLS"; }
+std::string_view to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::ring: return "RING";
+    case Algorithm::tree: return "TREE";
+    case Algorithm::nvls: return "NVLS";
+    case Algorithm::nvls_tree: return "NVLS_TREE";
+  }
+  return "RING";
+}
 
 double nvls_efficiency() { return param("collective.efficiency_nvls"); }
 
@@ -336,6 +344,27 @@ double nvls_tuner_busbw_Bps(int n, double gpu_rated_Bps) {
   for (double s : kSm90SpeedArrayIntra_GBps)
     if ((n + 1) * s * 1e9 <= gpu_rated_Bps * (1 + 1e-9)) return n * s * 1e9;
   return 0.0;
+}
+
+double nvls_tree_efficiency() { return param("collective.efficiency_nvls_tree"); }
+
+double nvls_tree_tuner_busbw_Bps(int heads, int machines, double gpu_rated_Bps, double nic_rated_Bps) {
+  static constexpr double kSm90SpeedArrayInter_GBps[] = {48, 45, 42, 40, 30, 24, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+  if (heads < 1 || machines < 2) return 0.0;
+  for (double s : kSm90SpeedArrayInter_GBps) {
+    const double speed = s * 1e9;
+    if ((heads + 1) * speed <= gpu_rated_Bps * (1 + 1e-9) && speed <= nic_rated_Bps * (1 + 1e-9))
+      return heads * (machines <= 2 ? speed : speed / 2);
+  }
+  return 0.0;
+}
+
+double nvls_tree_latency_s(int machines, double plugin_latency_s) {
+  static const double intra = param("collective.base_latency_nvls_Simple_s");
+  static const double hop = param("collective.hop_latency_network_nvls_tree_Simple_s");
+  int log2_machines = 0;
+  for (int m = machines; m > 1; m >>= 1) ++log2_machines;
+  return intra + 2.0 * log2_machines * (hop + 2 * plugin_latency_s);
 }
 
 double busbw_factor(Kind kind, int n) {
@@ -410,7 +439,14 @@ ModelInfo collective_model_info() {
                {"efficiency_nvls", "1", 0.818, "what NVLS all-reduce moves relative to the GPU's NVLink payload bandwidth (flows carry S(n+1)/n / this each way)",
                 "fitted to 8 x H100 SXM, 480 GB/s busbw (sjeaugey, NVIDIA/nccl-tests #212); 5-7 GPUs (NVIDIA/nccl #1455) within 2.3%", ParamSetting::fraction},
                {"base_latency_nvls_Simple_s", "s", 23e-6, "NVLS latency (Simple, one machine; no per-step part)",
-                "NCCL tuning.cc baseLat (2.18.1-2.18.3; 2.20-2.21 put 23-25 us in hwLat instead)", ParamSetting::latency}}};
+                "NCCL tuning.cc baseLat (2.18.1-2.18.3; 2.20-2.21 put 23-25 us in hwLat instead)", ParamSetting::latency},
+               {"efficiency_nvls_tree", "1", 0.687,
+                "what NVLS_TREE's in-machine part moves relative to the GPU's NVLink payload bandwidth (flows carry S(k+1)/k / this each way)",
+                "efficiency_nvls x 0.84, NCCL 2.18 tuning.cc's NVLS_TREE algbw ratio on 2 machines (0.70) over NVLS's (5/6); 2 x 8 H100 within 0.3% of "
+                "NVIDIA/nccl #1221's 430 GB/s",
+                ParamSetting::fraction},
+               {"hop_latency_network_nvls_tree_Simple_s", "s", 14e-6, "NVLS_TREE latency per network step (2 log2(machines) steps)",
+                "NCCL tuning.cc hwLat NET NVLSTree Simple (NVIDIA/nccl b647562, 2.20)", ParamSetting::latency}}};
   // NCCL's one-machine column (26.5, 24.0, 38.7) is left out: inside one machine composim's
   // channel count is not NCCL's (tree_max_busbw_per_channel_Bps()).
   static constexpr double kPerChMaxTreeBw_GBps[3][2] = {{18.5, 10.0}, {23.6, 17.8}, {41.4, 33.0}};

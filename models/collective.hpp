@@ -34,7 +34,7 @@ namespace composim::collective {
 
 enum class Kind { all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv, unknown };
 enum class Protocol { ll, ll128, simple };
-enum class Algorithm { ring, tree, nvls };
+enum class Algorithm { ring, tree, nvls, nvls_tree };
 enum class LinkClass { nvlink, pcie, network };
 
 std::string_view to_string(Algorithm a);
@@ -303,6 +303,46 @@ double nvls_efficiency();
 // (`gpu_rated_Bps`); busBw = n x s. The tuner then takes busBw x 5/6 as the algorithm
 // bandwidth. Returns 0 if no speed fits.
 double nvls_tuner_busbw_Bps(int n, double gpu_rated_Bps);
+
+// NVLS_TREE: all-reduce across machines of NVSwitch gen3+ GPUs (NCCL 2.18+, the default for
+// large all-reduces on H100 clusters with NVLS). In each machine the GPUs reduce through the
+// switch as NVLS does (S(k+1)/k each way per GPU on k GPUs); H head GPUs, one per NIC rail
+// ("NVLS Head" in NCCL's log, one per NIC: NVIDIA/nccl #1357), each own 1/H of the data and
+// run NCCL's double binary tree between machines with it (S/H up and down per head on 2
+// machines; up to 2S/H on an interior machine of the tree and its twin); the result is
+// multicast back through the switch (NCCL's all_reduce.h, runTreeSplit with NVLS).
+
+// nvls_tree_efficiency()
+//
+// What NVLS_TREE's NVLink part moves relative to the GPU's NVLink payload bandwidth (the
+// in-machine flows carry S(k+1)/k / this each way). Parameter collective.efficiency_nvls_tree,
+// 0.687: efficiency_nvls x 0.84, the ratio NCCL 2.18's own tuner puts between the two on 2
+// machines (tuning.cc: NVLS_TREE's algbw is 0.70 of its graph's busBw there, NVLS's 5/6; as
+// copied in openxla/xla mock_nccl_utils.cc). Not fitted: 2 x 8 H100 then come out at 431 GB/s
+// busbw where NVIDIA/nccl #1221 measured 430 (NCCL 2.19.3, 8 x 400 Gb/s RoCE per machine; a
+// test asserts it).
+double nvls_tree_efficiency();
+
+// nvls_tree_tuner_busbw_Bps()
+//
+// NCCL's estimate of NVLS_TREE's bus bandwidth (search.cc and tuning.cc, 2.18): its NVLS graph
+// has one channel per head, all at the largest speed s of sm90SpeedArrayInter {48, 45, 42,
+// 40, 30, 24, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12} GB/s that a head's NVLink ((H+1)s
+// <= `gpu_rated_Bps`, as NVLS) and its NIC (s <= `nic_rated_Bps`) carry; busBw = H x s, or
+// H x s/2 on 3 or more machines (an interior machine's NIC carries both trees; NCCL 2.20's
+// tuning.cc, bwInter/2). The tuner takes busBw x 5/6 as the algorithm bandwidth. Returns 0 if
+// no speed fits.
+double nvls_tree_tuner_busbw_Bps(int heads, int machines, double gpu_rated_Bps, double nic_rated_Bps);
+
+// nvls_tree_latency_s()
+//
+// NCCL's latency of NVLS_TREE (tuning.cc, NVIDIA/nccl b647562, 2.20): the in-machine NVLS
+// part, 23 us (collective.base_latency_nvls_Simple_s), plus 2 log2(machines) network steps
+// of 14 us (collective.hop_latency_network_nvls_tree_Simple_s) each, plus twice the network
+// plugin's latency per step (its latencyInter, counted again for Simple's flush). 2 x 8 H20
+// measured 46-47 us at 4 B-1 KiB (NVIDIA/nccl #1244, NCCL 2.21.5); this gives 51 us.
+// (NCCL 2.18 counted 2(machines-1) steps of 19 us, linear in the machines.)
+double nvls_tree_latency_s(int machines, double plugin_latency_s);
 
 ModelInfo collective_model_info();
 

@@ -93,8 +93,9 @@ unsigned parse_algorithm_list(const std::string& text) {
   return parse_list(text,
                     {{"ring", 1u << static_cast<int>(Algorithm::ring)},
                      {"tree", 1u << static_cast<int>(Algorithm::tree)},
-                     {"nvls", 1u << static_cast<int>(Algorithm::nvls)}},
-                    {"nvlstree", "collnetdirect", "collnetchain", "collnet", "pat"}, "algorithm");
+                     {"nvls", 1u << static_cast<int>(Algorithm::nvls)},
+                     {"nvlstree", 1u << static_cast<int>(Algorithm::nvls_tree)}},
+                    {"collnetdirect", "collnetchain", "collnet", "pat"}, "algorithm");
 }
 
 int CollectivePlanner::machine_key(int node) const {
@@ -384,6 +385,59 @@ static double ring_shm_wait_s(const std::vector<std::vector<double>>& rings, int
   return worst;
 }
 
+namespace {
+// NCCL's binary tree over M machines (src/graph/trees.cc, ncclGetBtree): machine 0 the root;
+// machine r's parent is r with its lowest set bit b cleared and 2b set, or just cleared if
+// that is out of range. -1 for the root.
+int btree_parent(int r, int M) {
+  if (r == 0) return -1;
+  const int bit = r & -r;
+  const int up = (r ^ bit) | (bit << 1);
+  return up < M ? up : r ^ bit;
+}
+
+// ncclGetDtree's second tree: the first mirrored (even M) or shifted by one (odd M).
+int dtree_twin_parent(int r, int M) {
+  const int up = btree_parent(M % 2 ? (r - 1 + M) % M : M - 1 - r, M);
+  return up < 0 ? -1 : M % 2 ? (up + 1) % M : M - 1 - up;
+}
+}  // namespace
+
+// NVLS (NCCL 2.18.3 nvls.cc / search.cc) on one machine's GPUs `local`: 3 or more GPUs of
+// compute capability 9.0+ (`cc`, the lowest), each on NVSwitches over NVLink4 or later, with
+// peer-to-peer, and every NVLS flow (GPU i to GPU i+1) routed over NVLink through a switch.
+// On success lowers `gpu_Bps` to the flows' bottleneck and `rated_Bps` to the GPUs' NVLink to
+// the switches as NCCL rates it.
+bool CollectivePlanner::nvls_machine(const std::vector<int>& local, int cc, double& gpu_Bps, double& rated_Bps) {
+  if (local.size() < 3 || cc < 90 || !topo_.p2p_enabled()) return false;
+  double flows = INFINITY, rated = INFINITY;
+  for (size_t i = 0; i < local.size(); ++i) {
+    const auto& r = route(local[i], local[(i + 1) % local.size()]);
+    bool via_switch = false;
+    for (const auto& h : r.hops) {
+      const auto& l = topo_.links()[h.link];
+      via_switch = via_switch || topo_.nodes()[h.forward ? l.to : l.from].type == topo::NodeType::nvswitch;
+    }
+    if (!r.nvlink || r.nvb || !via_switch) return false;
+    flows = std::min(flows, r.bottleneck_Bps);
+  }
+  for (int g : local) {
+    double payload = 0, g_rated = 0;
+    for (const auto& l : topo_.links()) {
+      if (l.type != topo::LinkType::nvlink || (l.from != g && l.to != g)) continue;
+      const int other = l.from == g ? l.to : l.from;
+      if (topo_.nodes()[other].type != topo::NodeType::nvswitch || l.generation < 4) continue;
+      payload += l.bandwidth_Bps;
+      g_rated += nvlink::link_bandwidth_Bps(l.generation, std::max(1, l.links)) * collective::tuner_bandwidth_fraction(LinkClass::nvlink);
+    }
+    if (!(payload > 0)) return false;
+    rated = std::min(rated, g_rated);
+  }
+  gpu_Bps = std::min(gpu_Bps > 0 ? gpu_Bps : INFINITY, flows);
+  rated_Bps = std::min(rated_Bps > 0 ? rated_Bps : INFINITY, rated);
+  return true;
+}
+
 const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vector<int>& gpus) {
   auto it = structures_.find(gpus);
   if (it != structures_.end()) return it->second;
@@ -489,37 +543,8 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     // NVLink2; RTX 3090 / A6000, 8.6, on NVLink3) keep NCCL's own figures.
     const int cc = s.compute_capability;
     const int family_generation = cc == 70 ? 2 : cc == 80 ? 3 : cc == 90 ? 4 : cc >= 100 && cc < 110 ? 5 : -1;
-    // NVLS (NCCL 2.18.3 nvls.cc / search.cc): 3 or more GPUs of compute capability 9.0+, each
-    // on NVSwitches over NVLink4 or later, with peer-to-peer, and every NVLS flow (GPU i to
-    // GPU i+1) routed over NVLink through a switch; the GPUs' NVLink to the switches as NCCL
-    // rates it, and the flows' bottleneck.
-    if (gpus.size() >= 3 && s.compute_capability >= 90 && topo_.p2p_enabled() && s.link_class == LinkClass::nvlink) {
-      s.nvls = true;
-      s.nvls_gpu_Bps = s.nvls_rated_Bps = INFINITY;
-      for (size_t i = 0; i < gpus.size() && s.nvls; ++i) {
-        const auto& r = route(gpus[i], gpus[(i + 1) % gpus.size()]);
-        bool via_switch = false;
-        for (const auto& h : r.hops) {
-          const auto& l = topo_.links()[h.link];
-          via_switch = via_switch || topo_.nodes()[h.forward ? l.to : l.from].type == topo::NodeType::nvswitch;
-        }
-        s.nvls = r.nvlink && !r.nvb && via_switch;
-        s.nvls_gpu_Bps = std::min(s.nvls_gpu_Bps, r.bottleneck_Bps);
-      }
-      for (int g : gpus) {
-        double payload = 0, rated = 0;
-        for (const auto& l : topo_.links()) {
-          if (l.type != topo::LinkType::nvlink || (l.from != g && l.to != g)) continue;
-          const int other = l.from == g ? l.to : l.from;
-          if (topo_.nodes()[other].type != topo::NodeType::nvswitch || l.generation < 4) continue;
-          payload += l.bandwidth_Bps;
-          rated += nvlink::link_bandwidth_Bps(l.generation, std::max(1, l.links)) * collective::tuner_bandwidth_fraction(LinkClass::nvlink);
-        }
-        s.nvls = s.nvls && payload > 0;
-        s.nvls_rated_Bps = std::min(s.nvls_rated_Bps, rated);
-      }
-      if (!s.nvls) s.nvls_gpu_Bps = s.nvls_rated_Bps = 0;
-    }
+    // NVLS where the rings are NVLink (nvls_machine()).
+    if (s.link_class == LinkClass::nvlink && nvls_machine(gpus, s.compute_capability, s.nvls_gpu_Bps, s.nvls_rated_Bps)) s.nvls = true;
     if (!s.uniform_compute_capability || s.nvlink_generation != family_generation) s.nvlink_generation = 0;
   } else {
     s.link_class = LinkClass::network;
@@ -617,6 +642,30 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       }
     }
     for (size_t c = 0; c < best_count; ++c) s.rings.push_back({candidates[c], best_speed, 1});
+    // NVLS_TREE (NCCL 2.18+): every machine as NVLS needs (nvls_machine()); the heads are the
+    // rings' entry GPUs, one per NIC rail (NCCL's "NVLS Head" lines: one per NIC), each of
+    // which must reach its counterparts in the other machines over the network.
+    s.nvls_tree = true;
+    for (size_t m = 0; m < machines && s.nvls_tree; ++m)
+      s.nvls_tree = nvls_machine(local[m], s.compute_capability, s.nvls_gpu_Bps, s.nvls_rated_Bps);
+    if (s.nvls_tree) {
+      s.nvls_locals = local;
+      s.nvls_heads.assign(machines, {});
+      for (size_t m = 0; m < machines; ++m)
+        for (size_t c = 0; c < R; ++c) s.nvls_heads[m].push_back(local[m][entry_pos[m][c]]);
+      s.nvls_tree_nic_rated_Bps = INFINITY;
+      for (size_t c = 0; c < R && s.nvls_tree; ++c)
+        for (size_t m = 0; m < machines && s.nvls_tree; ++m) {
+          const auto& r = route(s.nvls_heads[m][c], s.nvls_heads[(m + 1) % machines][c]);
+          s.nvls_tree = r.network && r.bottleneck_Bps > 0;
+          s.nvls_tree_nic_rated_Bps = std::min(s.nvls_tree_nic_rated_Bps, r.bottleneck_Bps * collective::tuner_bandwidth_fraction(LinkClass::network));
+        }
+    }
+    if (!s.nvls_tree) {
+      s.nvls_locals.clear();
+      s.nvls_heads.clear();
+      s.nvls_gpu_Bps = s.nvls_rated_Bps = s.nvls_tree_nic_rated_Bps = 0;
+    }
   }
   for (const auto& r : s.rings) s.ring_bw += r.bandwidth_Bps;
   for (const auto& r : s.rings) {
@@ -652,26 +701,13 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       for (size_t k = 1; k < chain.size(); ++k) t.edges.emplace_back(chain[k], chain[k - 1]);
       heads.push_back(chain.front());
     }
-    // NCCL's binary tree over machines (src/graph/trees.cc, ncclGetBtree: machine 0 the
-    // root; machine r's parent is r with its lowest set bit b cleared and 2b set, or just
-    // cleared if that is out of range), and the twin, NCCL's copy of the channel, on the same
-    // chains under ncclGetDtree's second tree: the first mirrored (even machine counts) or
-    // shifted by one (odd).
+    // NCCL's double binary tree over machines (btree_parent(), dtree_twin_parent()): the
+    // twin, NCCL's copy of the channel, on the same chains.
     const int M = static_cast<int>(machines);
-    auto btree_parent = [M](int r) {
-      if (r == 0) return -1;
-      const int bit = r & -r;
-      const int up = (r ^ bit) | (bit << 1);
-      return up < M ? up : r ^ bit;
-    };
-    auto twin_parent = [&](int r) {
-      const int up = btree_parent(M % 2 ? (r - 1 + M) % M : M - 1 - r);
-      return up < 0 ? -1 : M % 2 ? (up + 1) % M : M - 1 - up;
-    };
     t.twin_edges = t.edges;
     for (int r = 0; r < M; ++r) {
-      if (const int up = btree_parent(r); up >= 0) t.edges.emplace_back(heads[r], heads[up]);
-      if (const int up = twin_parent(r); up >= 0) t.twin_edges.emplace_back(heads[r], heads[up]);
+      if (const int up = btree_parent(r, M); up >= 0) t.edges.emplace_back(heads[r], heads[up]);
+      if (const int up = dtree_twin_parent(r, M); up >= 0) t.twin_edges.emplace_back(heads[r], heads[up]);
     }
     // The channel and its copy each carry half of the channel pair's data, up and down.
     std::vector<std::pair<int, int>> hops;
@@ -1015,8 +1051,29 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       p.protocol = Protocol::simple;
     }
   }
+  // NVLS_TREE (NCCL 2.18+): Simple, all-reduce, across machines; NCCL's estimate is its
+  // latency plus bytes / (busBw x 5/6), busBw from its NVLS graph
+  // (collective::nvls_tree_tuner_busbw_Bps()).
+  if (kind == Kind::all_reduce && s.nvls_tree && choices.allows(Algorithm::nvls_tree) && choices.allows(Protocol::simple)) {
+    const int heads = static_cast<int>(s.nvls_heads.front().size());
+    const double bus = std::min(collective::nvls_tree_tuner_busbw_Bps(heads, s.machines, s.nvls_rated_Bps, s.nvls_tree_nic_rated_Bps),
+                                collective::tuner_busbw_cap_Bps(s.compute_capability));
+    const double t = collective::nvls_tree_latency_s(s.machines, s.nccl_net_latency_s) + in_bytes / (bus * 5.0 / 6.0);
+    if (bus > 0 && t < best) {
+      best = t;
+      p.algorithm = Algorithm::nvls_tree;
+      p.protocol = Protocol::simple;
+    }
+  }
+  if (!std::isfinite(best) && choices.algorithms == 1u << static_cast<int>(Algorithm::nvls_tree)) {
+    if (!choices.allows(Protocol::simple)) input_error(topo_.file(), "--algo", "only NVLSTree is allowed, and NVLS_TREE runs only in Simple, which --proto excludes");
+    input_error(topo_.file(), "--algo",
+                "only NVLSTree is allowed, and NVLS_TREE runs all_reduce in Simple across machines of 3 or more GPUs each, of compute capability 9.0+ "
+                "attached to NVSwitches over NVLink4 or later, with peer-to-peer and a NIC per head (NCCL 2.18+); these " + std::to_string(n) +
+                " GPUs are not that");
+  }
   if (!std::isfinite(best) && choices.algorithms == 1u << static_cast<int>(Algorithm::nvls)) {
-    // The place is --algo as given: "^ring,tree" leaves NVLS alone without naming it.
+    // The place is --algo as given: "^ring,tree,nvlstree" leaves NVLS alone without naming it.
     if (!choices.allows(Protocol::simple)) input_error(topo_.file(), "--algo", "only NVLS is allowed, and NVLS runs only in Simple, which --proto excludes");
     input_error(topo_.file(), "--algo",
                 "only NVLS is allowed, and NVLS runs all_reduce in Simple on one machine of 3 or more GPUs of compute capability 9.0+ attached to NVSwitches over "
@@ -1042,6 +1099,37 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.bottleneck_bytes = bytes;
     p.steps = 1;
     p.hop_steps = 0;  // NCCL's NVLS latency is one term, with no per-step part
+    return p;
+  }
+  if (p.algorithm == Algorithm::nvls_tree) {
+    // In each machine NVLS's flows at NVLS_TREE's efficiency; between machines, head c of
+    // every machine on the double binary tree and its twin, half the head's 1/H share each,
+    // up and down.
+    std::map<std::pair<int, int>, double> merged;
+    for (const auto& l : s.nvls_locals) {
+      const double k = static_cast<double>(l.size());
+      const double bytes = in_bytes * (k + 1) / k / collective::nvls_tree_efficiency();
+      for (size_t i = 0; i < l.size(); ++i) merged[{l[i], l[(i + 1) % l.size()]}] += bytes;
+    }
+    const int M = s.machines;
+    const size_t heads = s.nvls_heads.front().size();
+    const double share = in_bytes / static_cast<double>(heads) / 2;
+    for (size_t c = 0; c < heads; ++c)
+      for (int r = 0; r < M; ++r)
+        for (int up : {btree_parent(r, M), dtree_twin_parent(r, M)}) {
+          if (up < 0) continue;
+          const int child = s.nvls_heads[r][c], parent = s.nvls_heads[up][c];
+          merged[{child, parent}] += share;
+          merged[{parent, child}] += share;
+        }
+    for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});
+    p.link_class = LinkClass::network;
+    p.channels = static_cast<int>(heads);
+    p.bandwidth_Bps = s.nvls_gpu_Bps;
+    p.latency_s = collective::nvls_tree_latency_s(M, s.nccl_net_latency_s);
+    p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;
+    p.steps = 1;
+    p.hop_steps = 0;  // NCCL's NVLS_TREE latency is its own sum (nvls_tree_latency_s())
     return p;
   }
   // What runs: the efficiencies achieved, no tuner caps, as a fraction of the structure's

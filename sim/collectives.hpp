@@ -59,12 +59,18 @@
 // GPU i -> GPU i+1 through the switch, each carrying S(n+1)/n / collective::nvls_efficiency(),
 // loads every GPU's up- and down-link as the switch's reduce and multicast do.
 //
+// NVLS_TREE (all-reduce across machines, each of 3 or more GPUs of compute capability 9.0+
+// on NVSwitch gen3+; NCCL 2.18+): the same flows in every machine at
+// collective::nvls_tree_efficiency(), and between machines, for each head (the GPU on NIC
+// rail c, c < the machines' NICs), NCCL's binary tree over machines and its twin, each edge
+// carrying S/(2H) up and down; NCCL's latency (collective::nvls_tree_latency_s()).
+//
 // Known approximations: NCCL's per-channel caps (LL128, trees) are applied only across
 // machines (inside one, composim's ring search finds one ring at an NVSwitch's full speed where NCCL
 // counts 12-16 channels, so the channel count it would multiply is not NCCL's; rings keep the
-// searched count, which changes no ring's bandwidth); NVLS across machines
-// (NVLS_TREE) and CollNet are not modelled; ring searches beyond 9 GPUs per machine use the
-// topology's GPU order.
+// searched count, which changes no ring's bandwidth); CollNet is not modelled; NVLS_TREE's
+// intra-machine and network parts overlap fully (as its chunks pipeline them); ring
+// searches beyond 9 GPUs per machine use the topology's GPU order.
 #pragma once
 
 #include <map>
@@ -122,9 +128,9 @@ struct TunerChoices {
 // parse_protocol_list(), parse_algorithm_list()
 //
 // NCCL_PROTO / NCCL_ALGO syntax: a comma-separated list of names (case-insensitive), or "^"
-// and a list to exclude. Protocols: LL, LL128, Simple; algorithms: Ring, Tree, NVLS. Returns
-// the bit set (never 0). Throws std::invalid_argument naming the offending name, for names
-// composim does not model (NVLSTree, CollNet, PAT) as well, and when nothing is left.
+// and a list to exclude. Protocols: LL, LL128, Simple; algorithms: Ring, Tree, NVLS,
+// NVLSTree. Returns the bit set (never 0). Throws std::invalid_argument naming the offending
+// name, for names composim does not model (CollNet, PAT) as well, and when nothing is left.
 unsigned parse_protocol_list(const std::string& text);
 unsigned parse_algorithm_list(const std::string& text);
 
@@ -152,6 +158,8 @@ class CollectivePlanner {
   const topo::Route& route(int a, int b);
   // Whether NCCL would run NVLS on these GPUs (one machine on NVSwitch gen3+; see Structure).
   bool nvls_available(const std::vector<int>& gpus) { return gpus.size() >= 3 && structure(gpus).nvls; }
+  // Whether NCCL would run NVLS_TREE on these GPUs (machines on NVSwitch gen3+; see Structure).
+  bool nvls_tree_available(const std::vector<int>& gpus) { return gpus.size() >= 6 && structure(gpus).nvls_tree; }
 
  private:
   struct Ring {
@@ -197,8 +205,16 @@ class CollectivePlanner {
     // NVLink4+; the NVLS flows' bottleneck (payload) and the GPUs' NVLink as NCCL rates it.
     bool nvls = false;
     double nvls_gpu_Bps = 0, nvls_rated_Bps = 0;  // the smallest of the flows' / members'
+    // NVLS_TREE (collective::nvls_tree_efficiency()): two or more machines, each as NVLS
+    // needs; nvls_gpu_Bps and nvls_rated_Bps over all machines. The members per machine
+    // (machine order), the heads (one per NIC rail, the same count in every machine), and
+    // the heads' network paths as NCCL rates them (the smallest).
+    bool nvls_tree = false;
+    std::vector<std::vector<int>> nvls_locals, nvls_heads;
+    double nvls_tree_nic_rated_Bps = 0;
   };
   static constexpr int kMaxChannels = 32;  // NCCL's MAXCHANNELS (src/include/device.h)
+  bool nvls_machine(const std::vector<int>& local, int cc, double& gpu_Bps, double& rated_Bps);
   const Structure& structure(const std::vector<int>& gpus);
   // NCCL's latency of algorithm a with protocol pr on s (collective::latency_s()): across
   // machines, intra-machine steps at the machine's link class and network steps apart.

@@ -1055,7 +1055,7 @@ int main(int argc, char** argv) {
   coll_cmd->add_option("--topology", coll.topology, "shipped topology name or JSON file")->required();
   coll_cmd->add_option("--p2p", coll.p2p, kP2pHelp)->check(CLI::IsMember({"on", "off"}));
   coll_cmd->add_option("--algo", coll.algo,
-                       "algorithms to choose from, as NCCL_ALGO: ring, tree, nvls, a list (ring,tree) or ^ and a list to exclude "
+                       "algorithms to choose from, as NCCL_ALGO: ring, tree, nvls, nvlstree, a list (ring,tree) or ^ and a list to exclude "
                        "(^nvls: as NCCL_NVLS_ENABLE=0; default: NCCL-like choice by predicted time)");
   coll_cmd->add_option("--proto", coll.proto,
                        "protocols to choose from, as NCCL_PROTO: LL, LL128, Simple, a list (Simple,LL128) or ^ and a list to exclude "

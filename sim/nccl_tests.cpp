@@ -285,7 +285,7 @@ std::string nccl_tests_type_list() {
 std::string format_table_header(const std::string& title) {
   const std::string changed = format_overridden_params();
   return "# " + title + "\n" + (changed.empty() ? "" : "# model parameters set: " + changed + "\n") +
-         "#\n#       size         count      type   redop    root     time   algbw   busbw  algo   proto   channels\n" +
+         "#\n#       size         count      type   redop    root     time   algbw   busbw  algo       proto   channels\n" +
          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
 }
 
@@ -301,7 +301,7 @@ std::string protocol_column(const SweepRow& r) { return r.size_B <= 0 ? "-" : st
 
 std::string format_table_row(const SweepOptions& o, const SweepRow& r) {
   char line[256];
-  std::snprintf(line, sizeof line, "%12.0f  %12.0f  %8s  %6s  %6d  %7.1f  %6.2f  %6.2f  %-5s  %-6s  %8d\n", r.size_B, r.count, o.type_name.c_str(),
+  std::snprintf(line, sizeof line, "%12.0f  %12.0f  %8s  %6s  %6d  %7.1f  %6.2f  %6.2f  %-9s  %-6s  %8d\n", r.size_B, r.count, o.type_name.c_str(),
                 // nccl-tests names the reduction of the operations that take one; sendrecv_perf
                 // runs its op loop too (sum by default), the rest print "none".
                 o.kind == Kind::all_reduce || o.kind == Kind::reduce || o.kind == Kind::reduce_scatter || o.kind == Kind::send_recv ? "sum" : "none",

@@ -1020,8 +1020,9 @@ ReplayResult Replay::run() {
       inst.route_variant = it->second;
       planner = variant_planners[it->second - 1].get();
     }
-    // NCCL >= 2.19 kernel names say which protocol and algorithm ran: both are kept (NVLS
-    // where this topology can run it; elsewhere the tuner chooses among the rest). Older
+    // NCCL >= 2.19 kernel names say which protocol and algorithm ran: both are kept (NVLS and
+    // NVLS_TREE where this topology can run them; elsewhere the tuner chooses among the
+    // rest). Older
     // names give the kernel's entry point, not what ran.
     std::optional<collective::Protocol> proto;
     std::optional<collective::Algorithm> algo;
@@ -1032,6 +1033,9 @@ ReplayResult Replay::run() {
       if (inst.algorithm == "NVLS" && inst.kind == collective::Kind::all_reduce && inst.protocol == collective::Protocol::simple &&
           planner->nvls_available(gpus))
         algo = collective::Algorithm::nvls;
+      if (inst.algorithm == "NVLS_TREE" && inst.kind == collective::Kind::all_reduce && inst.protocol == collective::Protocol::simple &&
+          planner->nvls_tree_available(gpus))
+        algo = collective::Algorithm::nvls_tree;
     }
     try {
       inst.plan = planner->plan(inst.kind, inst.in_bytes * inst.gather_scale, gpus, proto, algo);

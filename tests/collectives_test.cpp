@@ -1027,9 +1027,10 @@ TEST(TunerChoices, ParsesNcclLists) {
   EXPECT_NE(message([] { sim::parse_protocol_list("Simple,LL256"); }).find("unknown protocol \"LL256\""), std::string::npos);
   EXPECT_NE(message([] { sim::parse_protocol_list("^LL,LL128,Simple"); }).find("leaves no protocol"), std::string::npos);
   EXPECT_NE(message([] { sim::parse_protocol_list("Simple,"); }).find("unknown protocol \"\""), std::string::npos);
-  EXPECT_NE(message([] { sim::parse_algorithm_list("Ring,NVLSTree"); }).find("\"NVLSTree\" is not modelled"), std::string::npos);
+  EXPECT_NE(message([] { sim::parse_algorithm_list("Ring,CollNet"); }).find("\"CollNet\" is not modelled"), std::string::npos);
+  EXPECT_EQ(sim::parse_algorithm_list("Ring,NVLSTree"), 1u | 8u);
   // Excluding an algorithm composim never chooses changes nothing.
-  EXPECT_EQ(sim::parse_algorithm_list("^PAT,CollNet"), sim::parse_algorithm_list("ring,tree,nvls"));
+  EXPECT_EQ(sim::parse_algorithm_list("^PAT,CollNet"), sim::parse_algorithm_list("ring,tree,nvls,nvlstree"));
   EXPECT_EQ(sim::parse_algorithm_list("^nvls,NVLSTree"), 3u);
 }
 
@@ -1086,10 +1087,51 @@ TEST(Nvls, PublishedH100BusBandwidth) {
   EXPECT_NEAR(std::stod(four[7]), 370, 0.03 * 370);
   EXPECT_EQ(composim::testing::collective_row("--bytes 8G --gpus 8 --topology 2x-hgx-h100-ib --algo ^nvls")[8], "RING");
   EXPECT_EQ(composim::testing::collective_row("--bytes 8G --gpus 2 --topology 2x-hgx-h100-ib")[8], "RING");
-  EXPECT_NE(composim::testing::collective_row("--bytes 8G --topology 2x-hgx-h100-ib")[8], "NVLS");  // 16 GPUs, 2 machines
+  EXPECT_EQ(composim::testing::collective_row("--bytes 8G --topology 2x-hgx-h100-ib")[8], "NVLS_TREE");  // 16 GPUs, 2 machines
   EXPECT_NE(composim::testing::collective_row("--bytes 8G --topology dgx-a100")[8], "NVLS");
   composim::testing::expect_cli_error("collective --bytes 8G --topology dgx-a100 --algo nvls", "--algo: only NVLS is allowed, and NVLS runs all_reduce in Simple on one machine");
-  composim::testing::expect_cli_error("collective --bytes 8G --topology dgx-a100 --algo '^ring,tree'", "--algo: only NVLS is allowed, and NVLS runs all_reduce in Simple on one machine");
+  composim::testing::expect_cli_error("collective --bytes 8G --topology dgx-a100 --algo '^ring,tree,nvlstree'", "--algo: only NVLS is allowed, and NVLS runs all_reduce in Simple on one machine");
+  composim::testing::expect_cli_error("collective --bytes 8G --topology dgx-a100 --algo '^ring,tree'", "--algo: the ring is excluded and no other algorithm allowed can run all_reduce on these 8 GPUs");
+}
+
+// NCCL's NVLS_TREE estimate (2.18 search.cc speeds, 2.20 tuning.cc): H heads at the
+// largest sm90SpeedArrayInter speed s with (H+1)s within the GPU's rated NVLink and s within
+// its NIC; half that speed on 3 or more machines. Latency 23 us + 2 log2(machines) x (14 us
+// + 2 x the plugin's).
+TEST(NvlsTree, TunerEstimate) {
+  EXPECT_DOUBLE_EQ(collective::nvls_tree_tuner_busbw_Bps(8, 2, 370.8e9, 50e9), 8 * 40e9);  // 9 x 41.2 > 370.8 >= 9 x 40
+  EXPECT_DOUBLE_EQ(collective::nvls_tree_tuner_busbw_Bps(8, 4, 370.8e9, 50e9), 8 * 20e9);
+  EXPECT_DOUBLE_EQ(collective::nvls_tree_tuner_busbw_Bps(4, 2, 370.8e9, 25e9), 4 * 24e9);  // the NIC's 25 GB/s
+  EXPECT_DOUBLE_EQ(collective::nvls_tree_tuner_busbw_Bps(8, 1, 370.8e9, 50e9), 0.0);
+  EXPECT_DOUBLE_EQ(collective::nvls_tree_tuner_busbw_Bps(8, 2, 370.8e9, 0.1e9), 0.0);
+  EXPECT_NEAR(collective::nvls_tree_latency_s(2, 0), 51e-6, 1e-12);
+  EXPECT_NEAR(collective::nvls_tree_latency_s(16, 0), 23e-6 + 8 * 14e-6, 1e-12);
+  EXPECT_NEAR(collective::nvls_tree_latency_s(5, 1e-6), 23e-6 + 4 * 16e-6, 1e-12);  // log2i(5) = 2
+}
+
+// NVLS_TREE on 2 x 8 H100 (2x-hgx-h100-ib): NCCL's tuner takes it for large all-reduces
+// (8 x 40 GB/s x 5/6 beats the ring and the tree). Each machine's GPUs carry S x 9/8 / 0.687
+// each way over 376.65 GB/s of NVLink payload; the 8 heads' NICs S/8 each way (not the
+// bottleneck): 8 GiB takes 51 us + 8 GiB x 9/8 / 0.687 / 376.65 GB/s. NVIDIA/nccl #1221
+// measured 430 GB/s busbw at 4-8 GiB on 2 x 8 H100 with NVLS on (330 with it off; NCCL
+// 2.19.3, RoCE). `--algo ^nvlstree` gives the ring back; on A100s there is no NVLS_TREE.
+TEST(NvlsTree, TwoHgxH100Machines) {
+  auto r = composim::testing::collective_row("--bytes 8G --topology 2x-hgx-h100-ib");
+  EXPECT_EQ(r[8], "NVLS_TREE");
+  EXPECT_EQ(r[9], "Simple");
+  EXPECT_EQ(r[10], "8");
+  const double t_us = 51.0 + 8589934592.0 * 9 / 8 / 0.687 / (18 * 25e9 * 0.837) * 1e6;
+  EXPECT_NEAR(std::stod(r[5]), t_us, 0.001 * t_us);
+  EXPECT_NEAR(std::stod(r[7]), 430, 0.01 * 430);
+  EXPECT_NEAR(std::stod(composim::testing::collective_row("--bytes 4G --topology 2x-hgx-h100-ib")[7]), 430, 0.01 * 430);
+  EXPECT_EQ(composim::testing::collective_row("--bytes 8G --topology 2x-hgx-h100-ib --algo ^nvlstree")[8], "RING");
+  EXPECT_NE(composim::testing::collective_row("--bytes 8G --topology 2x-dgx-a100-ib")[8], "NVLS_TREE");
+  composim::testing::expect_cli_error("collective --bytes 8G --topology 2x-dgx-a100-ib --algo nvlstree",
+                                      "--algo: only NVLSTree is allowed, and NVLS_TREE runs all_reduce in Simple across machines");
+  composim::testing::expect_cli_error("collective --bytes 8G --gpus 8 --topology 2x-hgx-h100-ib --algo nvlstree",
+                                      "--algo: only NVLSTree is allowed");  // one machine
+  composim::testing::expect_cli_error("collective --bytes 8G --topology 2x-hgx-h100-ib --algo nvlstree --proto LL",
+                                      "--algo: only NVLSTree is allowed, and NVLS_TREE runs only in Simple");
 }
 
 // A trace's NCCL 2.19+ kernel name says which algorithm ran, and replay keeps it: one
@@ -1119,6 +1161,39 @@ TEST(Nvls, ReplayKeepsTheTracesAlgorithm) {
   EXPECT_LT(nvls_us, 0.8 * ring_us);
   EXPECT_NEAR(kernel_time_us("RING_SIMPLE"), ring_us, 0.01 * ring_us);
   EXPECT_NEAR(kernel_time_us("NVLS_SIMPLE"), nvls_us, 0.01 * nvls_us);
+}
+
+// The same across machines: 512 KiB on 2 x 8 H100 named NVLS_TREE_SIMPLE replays at the time
+// of `--algo nvlstree`, named RING_SIMPLE at that of `--algo ring --proto Simple`.
+TEST(NvlsTree, ReplayKeepsTheTracesAlgorithm) {
+  composim::testing::TempDir d;
+  auto kernel_time_us = [&](const std::string& kernel) {
+    const std::string trace = d.path() + "/" + kernel + ".json";
+    std::string ranks;
+    for (int r = 0; r < 16; ++r) ranks += (r ? ", " : "") + std::to_string(r);
+    std::ofstream(trace) << R"({"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3"}],)"
+                         << R"("distributedInfo":{"rank":0,"world_size":16,"pg_config":[{"pg_name":"0","backend_config":"cuda:nccl","ranks":[)" << ranks << "]}]},"
+                         << R"("traceEvents":[)"
+                         << R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":5,"args":{"correlation":1}},)"
+                         << R"({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_)" << kernel
+                         << R"x((ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":20,"ts":7,"dur":5000,"args":{"device":0,"stream":20,"correlation":1,)x"
+                         << R"("Collective name":"allreduce","In msg nelems":131072,"dtype":"Float","Group size":16,"Process Group Name":"0","Process Group Ranks":"[)"
+                         << ranks << R"(]"}}]})";
+    auto r = composim::testing::run_cli("run --trace " + trace + " --topology 2x-hgx-h100-ib --out " + d.path() + "/" + kernel);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(d.path() + "/" + kernel + "/timeline.json");
+    const auto doc = nlohmann::json::parse(in);
+    for (const auto& e : doc["traceEvents"])
+      if (e.value("cat", "") == "collective") return e["dur"].get<double>();
+    return -1.0;
+  };
+  const double ring_us = std::stod(composim::testing::collective_row("--bytes 512K --topology 2x-hgx-h100-ib --algo ring --proto Simple")[5]);
+  const double tree_us = std::stod(composim::testing::collective_row("--bytes 512K --topology 2x-hgx-h100-ib --algo nvlstree")[5]);
+  // NCCL's tuner would take the tree in LL128 at this size: the name is what makes it NVLS_TREE.
+  EXPECT_EQ(composim::testing::collective_row("--bytes 512K --topology 2x-hgx-h100-ib")[8], "TREE");
+  EXPECT_GT(std::abs(tree_us - ring_us), 0.05 * ring_us);
+  EXPECT_NEAR(kernel_time_us("RING_SIMPLE"), ring_us, 0.01 * ring_us);
+  EXPECT_NEAR(kernel_time_us("NVLS_TREE_SIMPLE"), tree_us, 0.01 * tree_us);
 }
 
 // calibrate on NVLS: "measurements" made by composim itself with efficiency_nvls 0.7 and a
