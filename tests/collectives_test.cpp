@@ -409,7 +409,7 @@ TEST(CollectiveCommand, TreePipelineFill) {
   // Rings and other protocols have no such term; NCCL's tuner does not see it.
   EXPECT_EQ(std::stod(composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo ring --proto Simple")[19]), 0.0);
   EXPECT_EQ(std::stod(composim::testing::collective_row("--bytes 64M --topology 2x-hgx-h100-ib --algo tree --proto LL128")[19]), 0.0);
-  EXPECT_EQ(composim::testing::collective_row("--bytes 1M --topology 2x-hgx-h100-ib --proto Simple")[8], "RING");
+  EXPECT_EQ(composim::testing::collective_row("--bytes 1M --topology 2x-hgx-h100-ib --proto Simple --algo ^nvlstree")[8], "RING");
   composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 1K", "--nccl-buffsize: NCCL's buffer size must be a whole number of bytes in [64 KiB, 1 GiB]");
   composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 8Q", "--nccl-buffsize: cannot read size \"8Q\"");
   composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize \"\"", "--nccl-buffsize: empty size");
@@ -777,10 +777,12 @@ TEST(CollectivePlanner, TunerAppliesNcclsCapsAndRingPlateau) {
   // 2 x 8 H100, 32 MiB: the ring in LL128 at min(8 x 48.5, 370) x 0.92 = 340.4 GB/s busbw
   // (75.4 us + 184.8 us) beats the tree in LL128, capped at 8 x 36.7 GB/s busbw (algbw
   // 146.8, x 0.9 for the tree correction: 38.9 us + 254 us); at 4 MiB the tree's latency wins.
-  auto h = composim::testing::collective_row("--bytes 32M --topology 2x-hgx-h100-ib");
+  // (Both lose to NVLS_TREE unless it is excluded.)
+  auto h = composim::testing::collective_row("--bytes 32M --topology 2x-hgx-h100-ib --algo ^nvlstree");
   EXPECT_EQ(h[8] + " " + h[9], "RING LL128");
-  h = composim::testing::collective_row("--bytes 4M --topology 2x-hgx-h100-ib");
+  h = composim::testing::collective_row("--bytes 4M --topology 2x-hgx-h100-ib --algo ^nvlstree");
   EXPECT_EQ(h[8] + " " + h[9], "TREE LL128");
+  EXPECT_EQ(composim::testing::collective_row("--bytes 4M --topology 2x-hgx-h100-ib")[8], "NVLS_TREE");
 }
 
 // The other operations and more machines. All-gather on 2 x 8 H100, Simple: of the ring's 15
@@ -1014,7 +1016,8 @@ TEST(TunerChoices, ParsesNcclLists) {
   EXPECT_EQ(sim::parse_protocol_list("^LL"), simple | ll128);
   EXPECT_EQ(sim::parse_protocol_list("^ll128"), simple | ll);
   EXPECT_EQ(sim::parse_algorithm_list("Ring,Tree"), 3u);
-  EXPECT_EQ(sim::parse_algorithm_list("^ring"), (1u << static_cast<int>(Algorithm::tree)) | (1u << static_cast<int>(Algorithm::nvls)));
+  EXPECT_EQ(sim::parse_algorithm_list("^ring"),
+            (1u << static_cast<int>(Algorithm::tree)) | (1u << static_cast<int>(Algorithm::nvls)) | (1u << static_cast<int>(Algorithm::nvls_tree)));
   EXPECT_EQ(sim::parse_algorithm_list("nvls"), 1u << static_cast<int>(Algorithm::nvls));
   auto message = [](auto f) {
     try {
