@@ -34,12 +34,12 @@ const std::vector<ModelInfo>& all_models() {
 namespace {
 
 struct ParamStore {
-  std::map<std::string, double> values, overridden;
+  std::map<std::string, double> values, overridden, defaults;
   std::map<std::string, ParamSetting> settings;
   ParamStore() {
     for (const auto& m : all_models())
       for (const auto& p : m.params) {
-        values[m.name + "." + p.name] = p.value;
+        values[m.name + "." + p.name] = defaults[m.name + "." + p.name] = p.value;
         settings[m.name + "." + p.name] = p.setting;
       }
   }
@@ -81,6 +81,12 @@ void read_params_file(const std::string& path, bool apply) {
     if (!store().values.count(it.key())) input_error(path, "params." + it.key(), "unknown model parameter (see `composim list-models`)");
     if (!it->is_number() || !std::isfinite(it->get<double>())) input_error(path, "params." + it.key(), "expected a number");
     (apply ? set_param : check_param)(it.key(), it->get<double>(), path, "params." + it.key());
+    // In range, but far from what the model was built on: say so, once per value, so that an
+    // absurd time is not taken for a prediction (the outputs record the value too).
+    const double v = it->get<double>(), d = store().defaults.at(it.key());
+    if (apply && d > 0 && v > 0 && (v > 10 * d || v < d / 10))
+      std::fprintf(stderr, "composim: warning: %s: params.%s = %.6g is %.3gx its default %.6g; predictions with it are far from what the model was checked against\n",
+                   path.c_str(), it.key().c_str(), v, v / d, d);
   }
 }
 }  // namespace

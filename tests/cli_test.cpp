@@ -2033,6 +2033,15 @@ TEST(Cli, OutputsRecordChangedParameters) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(read_json(d.path() + "/default/summary.json")["params_overridden"], json::object());
 
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;  // 0.5 of the default 0.914 is no warning
+
+  // A value in range but more than 10 times from its default runs, with a warning.
+  r = run_cli("collective --bytes 1M --topology dgx-a100 --params " + d.write("far.json", R"({"params": {"collective.efficiency_LL128": 0.05}})"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("far.json: params.collective.efficiency_LL128 = 0.05 is 0.0543x its default 0.92; predictions with it are far from"),
+            std::string::npos)
+      << r.err;
+
   r = run_cli("collective --bytes 1M --topology dgx-a100 --nccl-buffsize 8M --params " + params + " --out " + d.path() + "/coll");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("# model parameters set: collective.nccl_buffsize_B=8388608; pcie.link.efficiency=0.5\n"), std::string::npos) << r.out;
