@@ -797,17 +797,22 @@ void Replay::Impl::match_collectives() {
                 "): collectives are matched by their order in each trace, so give traces of the same steps";
     // A missing rank that launches the like of it on a communicator of another name: the
     // traces name the process group differently (or not at all).
+    // Only when that rank launches nothing on a communicator of this name: one it uses, that
+    // merely lacks this collective, is a missing collective, not a misnamed group.
     std::string elsewhere;
     const Workload& wm = workloads[rank_workload[missing.front()]];
+    const bool has_comm =
+        std::any_of(wm.collectives.begin(), wm.collectives.end(), [&](const auto& c) { return wm.communicators[c.communicator].name == inst.comm_name; });
     for (const auto& c : wm.collectives)
-      if (c.kind == inst.kind && static_cast<double>(c.in_bytes) == inst.in_bytes && wm.communicators[c.communicator].name != inst.comm_name) {
+      if (!has_comm && c.kind == inst.kind && static_cast<double>(c.in_bytes) == inst.in_bytes && wm.communicators[c.communicator].name != inst.comm_name) {
         elsewhere = "; rank " + std::to_string(wm.rank) + "'s trace (" + wm.source + ") has " + std::string(collective::to_string(c.kind)) +
                     "s of this size on communicator \"" + wm.communicators[c.communicator].name +
                     "\" instead: do the traces name the process group alike (\"Process Group Name\")?";
         break;
       }
     input_error(w0.source, inst.label,
-                "ranks [" + rank_list(missing) + "] never reach this collective, which ranks [" + rank_list(reached) + "] launch; the job would hang" +
+                "ranks [" + rank_list(missing) + "]" + (wm.source != w0.source ? " (" + wm.source + (missing.size() > 1 ? ", ..." : "") + ")" : "") +
+                    " never reach this collective, which ranks [" + rank_list(reached) + "] launch; the job would hang" +
                     elsewhere + steps);
   }
 }
@@ -960,10 +965,23 @@ void Replay::Impl::on_comm_done(const sg4::Activity& a) {
 // The trace of the first rank left with operations that never ran (several: each waits on
 // another's collective; the report names them).
 std::string Replay::Impl::stalled_trace() const {
-  for (int r = 0; r < nranks; ++r)
-    for (auto left : state[r].remaining)
-      if (left > 0) return workloads[rank_workload[r]].source;
-  return "";
+  // Every stalled rank's trace (up to 3): in a deadlock across ranks the culprit is any of them.
+  std::vector<std::string> files;
+  size_t more = 0;
+  for (int r = 0; r < nranks; ++r) {
+    const std::string& src = workloads[rank_workload[r]].source;
+    if (std::find(files.begin(), files.end(), src) != files.end()) continue;
+    if (!std::any_of(state[r].remaining.begin(), state[r].remaining.end(), [](auto left) { return left > 0; })) continue;
+    if (files.size() == 3) {
+      ++more;
+      continue;
+    }
+    files.push_back(src);
+  }
+  std::string out;
+  for (const auto& f : files) out += (out.empty() ? "" : ", ") + f;
+  if (more) out += " and " + std::to_string(more) + " more";
+  return out;
 }
 
 std::string Replay::Impl::deadlock_report() const {

@@ -584,7 +584,7 @@ TEST(Cli, UnnamedProcessGroupIsPointedAt) {
       for (const char* k : {"Process Group Name", "Process Group Description", "Process Group Ranks"}) e["args"].erase(k);
   const std::string r1 = tmp.write("r1_unnamed.json", t.dump());
   expect_input_error(run_cli("run --trace " + q(example(0)) + " --trace " + q(r1) + " --topology composable-falcon4016"),
-                     "ranks [1] never reach this collective, which ranks [0] launch; the job would hang; rank 1's trace (" + r1 +
+                     "ranks [1] (" + r1 + ") never reach this collective, which ranks [0] launch; the job would hang; rank 1's trace (" + r1 +
                          ") has all_reduces of this size on communicator \"world\" instead");
 }
 
@@ -1530,8 +1530,46 @@ TEST(Cli, BadInputCrossRankDeadlockNamesATrace) {
     write_json(irs[r], d);
   }
   const CliResult r = run_cli("run --trace " + q(irs[0]) + " --trace " + q(irs[1]) + " --topology composable-falcon4016");
-  expect_input_error(r, ".ir.json: replay: the simulation stopped with");
+  // Both ranks stall, so both traces are named.
+  expect_input_error(r, irs[0] + ", " + irs[1] + ": replay: the simulation stopped with");
   EXPECT_NE(r.err.find("all_reduce #"), std::string::npos) << r.err;
+}
+
+// Four ranks, collectives 6 on in two sub-communicators (dpA: 0, 2; dpB: 1, 3), rank 3 lacks
+// dpB's last: it is named as missing, with its trace, and without the "misnamed group" hint
+// (rank 3 has dpB, and all-reduces of that size on the world communicator, which are not it).
+TEST(Cli, MissingCollectiveOnASubCommunicator) {
+  TempDir tmp;
+  json ir[2];
+  for (int r = 0; r < 2; ++r) {
+    const std::string out = tmp.path() + "/src" + std::to_string(r) + ".ir.json";
+    ASSERT_EQ(run_cli("import " + q(example(r)) + " --out " + q(out)).exit_code, 0);
+    ir[r] = read_json(out);
+  }
+  std::string traces;
+  for (int r = 0; r < 4; ++r) {
+    json d = ir[r % 2];
+    d["rank"] = r;
+    d["world_size"] = 4;
+    d["communicators"] = json::array({{{"name", "0"}, {"ranks", {0, 1, 2, 3}}}, {{"name", "dpA"}, {"ranks", {0, 2}}}, {{"name", "dpB"}, {"ranks", {1, 3}}}});
+    auto& cs = d["collectives"];
+    ASSERT_GT(cs.size(), 7u);
+    for (size_t i = 0; i < cs.size(); ++i) {
+      cs[i]["group_size"] = i < 6 ? 4 : 2;
+      if (i >= 6) cs[i]["communicator"] = r % 2 == 0 ? 1 : 2, cs[i]["seq"] = cs[i]["seq"].get<int>() - 6;
+    }
+    if (r == 3) {
+      const int g = cs.back()["gpu_op"].get<int>();
+      cs.erase(cs.size() - 1);
+      d["gpu_ops"][g]["kind"] = "kernel";
+      d["gpu_ops"][g].erase("collective");
+    }
+    traces += " --trace " + q(tmp.write("r" + std::to_string(r) + ".ir.json", d.dump()));
+  }
+  const CliResult r = run_cli("run" + traces + " --topology dgx-a100");
+  expect_input_error(r, "of communicator \"dpB\"");
+  EXPECT_NE(r.err.find("ranks [3] (" + tmp.path() + "/r3.ir.json) never reach this collective, which ranks [1] launch; the job would hang"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("instead"), std::string::npos) << r.err;
 }
 
 // timeline.json: a stream whose id is where CPU threads' tracks used to start (1000000)
