@@ -757,6 +757,14 @@ void Replay::Impl::match_collectives() {
                             mut.dtype + "\" (" + workloads[rank_workload[mut.dtype_rank]].source + ")");
           }
         }
+        // NCCL's tuner picks one algorithm and protocol for all ranks of a collective: kernel
+        // names that disagree come from different jobs (or an edited trace).
+        if (c.protocol_from_trace && inst.protocol_from_trace && (c.protocol != inst.protocol || c.algorithm != inst.algorithm))
+          input_error(w.source, place,
+                      "mismatched collective: this rank's ran " + (c.algorithm.empty() ? std::string("-") : c.algorithm) + "/" +
+                          std::string(collective::to_string(c.protocol)) + ", rank " + std::to_string(rank_id(first)) + "'s " +
+                          (inst.algorithm.empty() ? std::string("-") : inst.algorithm) + "/" + std::string(collective::to_string(inst.protocol)) + " (" +
+                          workloads[rank_workload[first]].source + "): NCCL runs one algorithm and protocol on every rank");
         const int captured = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
         if (members != inst.member_slots || (captured > 0 && inst.captured_ranks > 0 && captured != inst.captured_ranks))
           input_error(w.source, place,

@@ -1217,6 +1217,13 @@ TEST(Cli, BadInputIrKeysAlgorithmAndTypes) {
     const auto [r, ir] = run_edited_ir(tmp, "algo", [](json& d) { d["collectives"][2]["algorithm"] = "FOO"; });
     expect_input_error(r, ir + ": collectives[2].algorithm: unknown algorithm \"FOO\" (RING, TREE, NVLS");
   }
+  {  // one workload is one GPU: streams on two devices are refused, as the Kineto importer does
+    const auto [r, ir] = run_edited_ir(tmp, "two_devices", [](json& d) {
+      ASSERT_GE(d["streams"].size(), 2u);
+      d["streams"][1]["device"] = d["streams"][0]["device"].get<int>() + 1;
+    });
+    expect_input_error(r, ir + ": streams[1].device: device 1, streams[0] device 0: composim replays one GPU per workload");
+  }
   {  // NVLS_TREE is a name NCCL gives; an empty one is what a kernel name without one leaves
     const auto [r, ir] = run_edited_ir(tmp, "nvls_tree", [](json& d) {
       d["collectives"][2]["algorithm"] = "NVLS_TREE";
@@ -1237,6 +1244,25 @@ TEST(Cli, BadInputIrKeysAlgorithmAndTypes) {
   doc["collectives"][0]["dtype"] = "float32";
   doc["collectives"][1]["dtype"] = "";
   doc["collectives"][2]["dtype"] = "Wibble";
+  write_json(ir1, doc);
+  EXPECT_EQ(run_cli("run --trace " + q(ir0) + " --trace " + q(ir1) + " --topology composable-falcon4016").exit_code, 0);
+
+  // Kernel names that say what ran (NCCL 2.19+) must agree across ranks; names that do not
+  // (protocol_from_trace false, as here) are not compared: the tuner chooses.
+  doc = read_json(ir1);
+  doc["collectives"][0]["algorithm"] = "TREE";
+  write_json(ir1, doc);
+  EXPECT_EQ(run_cli("run --trace " + q(ir0) + " --trace " + q(ir1) + " --topology composable-falcon4016").exit_code, 0);
+  for (const std::string& f : {ir0, ir1}) {
+    json d = read_json(f);
+    d["collectives"][0]["protocol_from_trace"] = true;
+    write_json(f, d);
+  }
+  expect_input_error(run_cli("run --trace " + q(ir0) + " --trace " + q(ir1) + " --topology composable-falcon4016"),
+                     ir1 + ": rank 1, collective #0 of communicator \"0\": mismatched collective: this rank's ran TREE/LL, rank 0's RING/LL (" + ir0 +
+                         "): NCCL runs one algorithm and protocol on every rank");
+  doc = read_json(ir1);
+  doc["collectives"][0]["algorithm"] = "RING";
   write_json(ir1, doc);
   EXPECT_EQ(run_cli("run --trace " + q(ir0) + " --trace " + q(ir1) + " --topology composable-falcon4016").exit_code, 0);
 

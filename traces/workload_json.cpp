@@ -272,6 +272,10 @@ Workload workload_from_json(const json& doc, const std::string& path) {
     st.device = static_cast<int>(r.integer(streams[i], "device", place, 0, 1 << 20));
     if (auto [it, fresh] = stream_index.emplace(std::pair{st.device, st.id}, i); !fresh)
       r.fail(place + ".id", "stream " + std::to_string(st.id) + " is also streams[" + std::to_string(it->second) + "]");
+    // As the Kineto importer: one workload is one rank on one GPU.
+    if (i > 0 && st.device != w.streams.front().device)
+      r.fail(place + ".device", "device " + std::to_string(st.device) + ", streams[0] device " + std::to_string(w.streams.front().device) +
+                                    ": composim replays one GPU per workload (one per rank)");
     st.ops = r.indices(streams[i], "ops", place, n_gpu);
     for (auto x : st.ops) {
       if (in_stream[x] >= 0) r.fail(place, "gpu op " + std::to_string(x) + " is listed in more than one stream or twice");
