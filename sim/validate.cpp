@@ -644,16 +644,19 @@ int calibrate(const CalibrateOptions& o) {
       row.measured_time_s = p.time_us * 1e-6;
       row.holdout = held[ci][k];
       // NVLS: its own efficiency (not the links'), and one latency term with no per-step part.
-      const bool nvls = algo == "nvls";
+      // NVLS_TREE: its own efficiency, NVLS's latency and its network steps' (the NVLink part
+      // taken as the bottleneck, as on 2 machines).
+      const bool nvls = algo == "nvls", nvls_tree = algo == "nvls_tree";
       const std::string& link_class = r.at("link_class");
-      if (nvls) {
-        row.eff_param = "collective.efficiency_nvls";
+      if (nvls || nvls_tree) {
+        row.eff_param = nvls ? "collective.efficiency_nvls" : "collective.efficiency_nvls_tree";
         row.link_param = nvlink_eff;
+        if (nvls_tree) row.hop_param = "collective.hop_latency_network_nvls_tree_Simple_s";
       } else {
         row.eff_param = link_class == "nvlink" ? nvlink_eff : efficiency_param(c, link_class);
         row.hop_param = "collective.hop_latency_" + link_class + "_" + algo + "_" + proto + "_s";
       }
-      row.base_param = "collective.base_latency_" + algo + "_" + proto + "_s";
+      row.base_param = nvls || nvls_tree ? "collective.base_latency_nvls_Simple_s" : "collective.base_latency_" + algo + "_" + proto + "_s";
       row.base_s = param(row.base_param);
       // The steps at the link class's hop latency; across machines only the network's (the
       // intra-machine ones are in the known part below, with the extras).
@@ -662,7 +665,7 @@ int calibrate(const CalibrateOptions& o) {
       // E.g. the achieved LL128 latency beyond NCCL's model, the GPUs' processing time (V100
       // LL128) and a tree's pipeline fill (less the chunk NCCL's tree latency counts): kept as
       // they are, not fitted.
-      row.extra_s = std::stod(r.at("model_latency_us")) * 1e-6 - row.base_s - (nvls ? 0.0 : row.steps * param(row.hop_param)) +
+      row.extra_s = std::stod(r.at("model_latency_us")) * 1e-6 - row.base_s - (row.hop_param.empty() ? 0.0 : row.steps * param(row.hop_param)) +
                     std::stod(r.at("model_processing_us")) * 1e-6 + std::stod(r.at("model_pipeline_us")) * 1e-6;
       if (row.measured_time_s > 0) rows.push_back(row);
     }

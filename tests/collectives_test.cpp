@@ -1199,6 +1199,41 @@ TEST(NvlsTree, ReplayKeepsTheTracesAlgorithm) {
   EXPECT_NEAR(kernel_time_us("NVLS_TREE_SIMPLE"), tree_us, 0.01 * tree_us);
 }
 
+// calibrate on NVLS_TREE: composim's own 2 x 8 H100 sweep (16 MiB-8 GiB, all NVLS_TREE) with
+// efficiency_nvls_tree 0.6 and 20 us network steps is fitted from the defaults (0.687, 14
+// us): both come back; 2 machines give one step count (2), so NVLS's 23 us base is kept.
+TEST(NvlsTree, CalibrateRecoversItsEfficiencyAndLatency) {
+  composim::testing::TempDir d;
+  const auto truth = d.write("truth.json", R"({"params": {"collective.efficiency_nvls_tree": 0.6, "collective.hop_latency_network_nvls_tree_Simple_s": 20e-6}})");
+  auto r = composim::testing::run_cli("collective --bytes 16M:8G --step-factor 2 --topology 2x-hgx-h100-ib --params " + truth + " --out " + d.path() + "/truth");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(d.path() + "/truth/collective.csv");
+  std::string line;
+  std::getline(in, line);
+  std::string csv = "source_id,bytes,time_us,busbw_GBps\n";
+  int rows = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    ASSERT_EQ(f[8], "NVLS_TREE") << line;
+    csv += "self," + f[2] + "," + f[5] + "," + f[7] + "\n";
+    ++rows;
+  }
+  EXPECT_EQ(rows, 10);
+  std::filesystem::create_directories(d.path() + "/data/measured");
+  std::ofstream(d.path() + "/data/measured/nccl_tests.csv") << csv;
+  const auto c = d.write("self.json", R"x({"name": "self", "category": "collective", "description": "composim's own NVLS_TREE sweep",
+    "source": {"hardware": "2 x 8 H100 (synthetic)"}, "run": {"kind": "collective", "op": "all_reduce", "topology": "2x-hgx-h100-ib", "args": []},
+    "measured": {"kind": "nccl-tests-csv", "file": "measured/nccl_tests.csv", "source_id": "self"}, "tolerance": {"busbw_pct": 10, "time_pct_below_1MiB": 25}})x");
+  r = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/fit.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const auto fit = nlohmann::json::parse(std::ifstream(d.path() + "/fit.json"))["params"];
+  EXPECT_NEAR(fit["collective.efficiency_nvls_tree"].get<double>(), 0.6, 0.002);
+  EXPECT_NEAR(fit["collective.hop_latency_network_nvls_tree_Simple_s"].get<double>(), 20e-6, 0.3e-6);
+  EXPECT_FALSE(fit.contains("collective.efficiency_nvls"));
+}
+
 // calibrate on NVLS: "measurements" made by composim itself with efficiency_nvls 0.7 and a
 // 30 us NVLS latency (8 H100s, 4 MiB-8 GiB, all NVLS) are fitted from the defaults (0.818,
 // 23 us): both come back, and the NVLink efficiency, unseen by NVLS-only rows, is untouched.
