@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "models/error.hpp"
 #include "test_util.hpp"
@@ -344,4 +346,52 @@ TEST(Importer, ProcessGroupRanksMustAgree) {
               std::string::npos)
         << e.what();
   }
+}
+
+// JSON nested 100,000 levels deep (200 KB) overflowed the stack when the value was copied
+// or printed: every JSON input is refused past 512 levels, naming the byte; 512 are read.
+// An error quotes at most 80 characters of a value.
+TEST(Importer, DeepNestingIsRefusedAndLongValuesAreCut) {
+  TempDir d;
+  auto msg = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string deep(100000, '['), closed(100000, ']');
+  // A rank nested in arrays: the root object and distributedInfo are levels 1 and 2, so the
+  // 511th bracket opens level 513.
+  const std::string rank_prefix = R"({"distributedInfo": {"rank": )";
+  const std::string rank = d.write("deeprank.json", rank_prefix + deep + "0" + closed + R"(}, "traceEvents": []})");
+  EXPECT_EQ(msg([&] { trace::load_workload(rank); }),
+            rank + ": byte " + std::to_string(rank_prefix.size() + 511) + ": nesting deeper than 512 levels of arrays and objects");
+  // A kernel's stream: root object, traceEvents array, event, args are levels 1 to 4.
+  const std::string stream_prefix = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"stream": )";
+  const std::string stream = d.write("deepstream.json", stream_prefix + deep + "7" + closed + "}}]}");
+  EXPECT_EQ(msg([&] { trace::import_kineto(stream); }),
+            stream + ": byte " + std::to_string(stream_prefix.size() + 509) + ": nesting deeper than 512 levels of arrays and objects");
+  // In an arg the importer drops, and in a gzip file, the same.
+  const std::string dropped = d.write("dropped.json", R"([{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"stream": 7, "grid": )" +
+                                                         deep + closed + "}}]");
+  EXPECT_NE(msg([&] { trace::import_kineto(dropped); }).find(": nesting deeper than 512 levels"), std::string::npos);
+  // 512 levels are read: the value is refused for what it is, and quoted cut short.
+  const std::string ok_depth = d.write("512.json", stream_prefix + std::string(508, '[') + "7" + std::string(508, ']') + "}}]}");
+  const std::string shown = msg([&] { trace::import_kineto(ok_depth); });
+  EXPECT_EQ(shown, ok_depth + ": traceEvents[0].args: \"stream\" = " + std::string(80, '[') + "... is not an integer in [-2147483648, 1099511627776]");
+  // A long string value is cut to 80 characters too.
+  const std::string long_stream = d.write("long.json", R"([{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"stream": ")" +
+                                                           std::string(100000, 'a') + "\"}}]");
+  EXPECT_EQ(msg([&] { trace::import_kineto(long_stream); }),
+            long_stream + ": traceEvents[0].args: \"stream\" = \"" + std::string(79, 'a') + "... is not an integer in [-2147483648, 1099511627776]");
+  // Files parsed by parse_json_input (topologies, parameters, IR files, cases): the same
+  // limit, with the byte for a file and the path for a stream that cannot tell it.
+  std::istringstream topo(R"({"nodes": )" + deep + closed + "}");
+  EXPECT_EQ(msg([&] { parse_json_input(topo, "topo.json"); }), "topo.json: byte 522: nesting deeper than 512 levels of arrays and objects");
+  std::istringstream ok512(std::string(512, '[') + std::string(512, ']'));
+  EXPECT_EQ(msg([&] { parse_json_input(ok512, "ok.json"); }), "no error");
+  const std::string ir = d.write("deep.ir.json", R"({"composim_workload": 1, "notes": )" + deep + closed + "}");
+  EXPECT_NE(msg([&] { trace::load_workload(ir); }).find("deep.ir.json: byte "), std::string::npos);
 }

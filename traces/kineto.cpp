@@ -70,6 +70,10 @@ class GzStreamBuf : public std::streambuf {
     return traits_type::to_int_type(*gptr());
   }
 
+ public:
+  // Decompressed bytes read from this buffer so far (the parser reads one at a time).
+  size_t position() const { return consumed_ - static_cast<size_t>(egptr() - gptr()); }
+
  private:
   std::string path_;
   gzFile f_ = nullptr;
@@ -156,6 +160,8 @@ bool parse_rank_list(const std::string& s, std::vector<int>& ranks, bool* trunca
     }
   }
   if (truncated) *truncated = cut;
+  // One list of numbers: nested lists are not ranks (and are not parsed, however deep).
+  if (std::count(text.begin(), text.end(), '[') != 1 || text.find('{') != std::string::npos) return false;
   const json list = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!list.is_array()) return false;
   for (const auto& r : list) {
@@ -205,7 +211,7 @@ double checked_number(const json& e, const char* key, const std::string& path, s
   if (!it->is_number()) input_error(path, place, std::string("\"") + key + "\" must be a number");
   const double v = it->get<double>();
   if (!std::isfinite(v) || v < min || v > max)
-    input_error(path, place, std::string("\"") + key + "\" = " + it->dump() + " is out of range");
+    input_error(path, place, std::string("\"") + key + "\" = " + shown_value(*it) + " is out of range");
   return v;
 }
 
@@ -233,8 +239,8 @@ std::int64_t checked_int(const json& obj, const char* key, const std::string& pa
     v = x;
   }
   const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  if (!ok) input_error(path, place, std::string("\"") + key + "\" = " + it->dump() + " is not an integer in " + range);
-  if (v < min || v > max) input_error(path, place, std::string("\"") + key + "\" = " + it->dump() + " is out of range " + range);
+  if (!ok) input_error(path, place, std::string("\"") + key + "\" = " + shown_value(*it) + " is not an integer in " + range);
+  if (v < min || v > max) input_error(path, place, std::string("\"") + key + "\" = " + shown_value(*it) + " is out of range " + range);
   return v;
 }
 
@@ -280,10 +286,12 @@ const std::set<std::string, std::less<>> kArgsRead = {
 // and message) for the caller to report.
 class TraceDomBuilder : public nlohmann::json_sax<json> {
  public:
+  explicit TraceDomBuilder(const GzStreamBuf& in) : in_(in) {}
   json root;
   std::size_t error_byte = 0;
   std::string error;
   bool malformed = false;  // a syntax error (else an unreadable value, e.g. 1e400)
+  bool too_deep = false;   // nested deeper than kMaxJsonDepth (error_byte: where)
 
   bool null() override { return put(nullptr); }
   bool boolean(bool v) override { return put(v); }
@@ -293,6 +301,7 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
   bool string(string_t& v) override { return put(std::move(v)); }
   bool binary(binary_t& v) override { return put(json::binary(std::move(v))); }
   bool start_object(std::size_t) override {
+    if (!open_container()) return false;
     if (skip_value()) return true;
     // An event is an element of a top-level array, or of an array one level down
     // (traceEvents); its "args" object is filtered.
@@ -312,6 +321,7 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
     return true;
   }
   bool end_object() override {
+    --depth_;
     if (skip_nest_ > 0) return --skip_nest_, true;
     if (stack_.size() == args_level_) args_level_ = 0;
     json* done = stack_.back();
@@ -320,11 +330,13 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
     return true;
   }
   bool start_array(std::size_t) override {
+    if (!open_container()) return false;
     if (skip_value()) return true;
     stack_.push_back(slot(json::array()));
     return true;
   }
   bool end_array() override {
+    --depth_;
     if (skip_nest_ > 0) return --skip_nest_, true;
     stack_.pop_back();
     return true;
@@ -337,6 +349,14 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
   }
 
  private:
+  // Counts an object or array that opens; false (stop parsing) past kMaxJsonDepth levels,
+  // dropped values included: copying or printing such a value overflows the stack.
+  bool open_container() {
+    if (++depth_ <= kMaxJsonDepth) return true;
+    too_deep = true;
+    error_byte = in_.position();
+    return false;
+  }
   // For an object or array that opens: whether it is (inside) a dropped value.
   bool skip_value() {
     if (skip_next_ || skip_nest_ > 0) {
@@ -370,6 +390,8 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
     slot(json(std::forward<T>(v)));
     return true;
   }
+  const GzStreamBuf& in_;
+  int depth_ = 0;  // objects and arrays open
   std::vector<json*> stack_;
   std::string key_;
   std::size_t args_level_ = 0;  // stack depth of the event args being filtered; 0: none
@@ -386,15 +408,16 @@ json parse_trace_file(const std::string& path) {
   if (const auto st = std::filesystem::status(path, ec);
       !ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) && !std::filesystem::is_fifo(st))
     input_error(path, "", "is not a file or a pipe (a trace is read from a file, plain or gzip)");
-  TraceDomBuilder dom;
+  GzStreamBuf buf(path);
+  TraceDomBuilder dom(buf);
   {
-    GzStreamBuf buf(path);
     std::istream in(&buf);
     if (!json::sax_parse(in, &dom)) {
       // Garbage from a corrupt gzip stream reaches the parser before zlib's check at the end
       // of the stream fails: read on, so that the gzip error is the one reported.
       while (in.rdbuf()->sbumpc() != std::char_traits<char>::eof()) {
       }
+      if (dom.too_deep) json_nesting_error(path, "byte " + std::to_string(dom.error_byte));
       if (dom.malformed) input_error(path, "byte " + std::to_string(dom.error_byte), "malformed JSON: " + dom.error);
       input_error(path, "", "unreadable JSON: " + dom.error);
     }
@@ -530,7 +553,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
           const std::string text = pgr->is_string() ? pgr->get<std::string>() : pgr->dump();
           if (!parse_rank_list(text, ranks, &truncated))
             input_error(path, "traceEvents[" + std::to_string(i) + "].args",
-                        "\"Process Group Ranks\" = " + pgr->dump() + " is not a list of ranks (expected e.g. \"[0, 1]\")");
+                        "\"Process Group Ranks\" = " + shown_value(*pgr) + " is not a list of ranks (expected e.g. \"[0, 1]\")");
           const std::int64_t group = get_int(a, "Group size", 0);
           if (group > 0 && !ranks.empty() && !truncated && static_cast<size_t>(group) != ranks.size())
             input_error(path, "traceEvents[" + std::to_string(i) + "].args",
@@ -666,7 +689,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
             std::string list;
             for (int x : known) list += (list.empty() ? "" : ", ") + std::to_string(x);
             input_error(path, args_place,
-                        "\"Process Group Ranks\" = \"" + get_str(a, "Process Group Ranks") + "\" but process group \"" + pg + "\" has ranks [" +
+                        "\"Process Group Ranks\" = \"" + shown_text(get_str(a, "Process Group Ranks")) + "\" but process group \"" + shown_text(pg) + "\" has ranks [" +
                             list + "]" + given_in);
           }
           if (c.group_size > 0 && static_cast<size_t>(c.group_size) != known.size())
