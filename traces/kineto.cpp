@@ -171,6 +171,13 @@ bool parse_rank_list(const std::string& s, std::vector<int>& ranks, bool* trunca
   return true;
 }
 
+// "0, 1, 2" for error messages and notes.
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string s;
+  for (int r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
+  return s;
+}
+
 // Whether two rank lists name the same ranks, in any order.
 bool same_members(std::vector<int> a, std::vector<int> b) {
   std::sort(a.begin(), a.end());
@@ -627,6 +634,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   for (size_t i = 0; i < w.communicators.size(); ++i) comm_index[w.communicators[i].name] = static_cast<std::int32_t>(i);
   const auto pg_config_count = static_cast<std::int32_t>(w.communicators.size());  // the first ones come from pg_config
   std::vector<std::uint64_t> comm_seq, p2p_seq;
+  std::vector<size_t> collective_event;  // per collective: its index in traceEvents
+  // Per communicator: the ranks shown by a list cut short that could not be completed, and
+  // its event.
+  std::map<std::int32_t, std::pair<std::vector<int>, size_t>> shown_ranks;
   for (const auto& g : gpu) {
     const json& e = *g.ev;
     const json& a = e.contains("args") ? e["args"] : json::object();
@@ -661,15 +672,21 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         const int esize = collective::dtype_size_B(c.dtype);
         if (nelems >= 0 && esize > 0) c.in_bytes = static_cast<std::uint64_t>(nelems) * esize;
         c.group_size = static_cast<int>(get_int(a, "Group size", 0));
+        const size_t event_index = static_cast<size_t>(g.ev - &(*events)[0]);
+        const std::string args_place = "traceEvents[" + std::to_string(event_index) + "].args";
         std::string pg = get_str(a, "Process Group Name");
         if (pg.empty()) pg = "world";
         auto [cit, cnew] = comm_index.emplace(pg, static_cast<std::int32_t>(w.communicators.size()));
-        // Checked in pass 1; a list PyTorch cut short is completed from the group size.
+        // Checked in pass 1; a list PyTorch cut short is completed from the group size. One
+        // that cannot be is kept (shown_ranks) to check the members given to it below.
         auto members = [&] {
           std::vector<int> ranks;
           bool truncated = false;
           parse_rank_list(get_str(a, "Process Group Ranks"), ranks, &truncated);
-          return truncated ? complete_rank_list(ranks, c.group_size) : ranks;
+          if (!truncated) return ranks;
+          std::vector<int> all = complete_rank_list(ranks, c.group_size);
+          if (all.empty() && !ranks.empty()) shown_ranks.emplace(cit->second, std::make_pair(ranks, event_index));
+          return all;
         };
         if (cnew) {
           Communicator comm;
@@ -683,20 +700,22 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
           // give them and as this collective's args give them must agree, and its size: which
           // is right cannot be told, and either would be replayed without a word.
           const auto& known = w.communicators[cit->second].ranks;
-          const std::string args_place = "traceEvents[" + std::to_string(static_cast<size_t>(g.ev - &(*events)[0])) + "].args";
           const std::string given_in = cit->second < pg_config_count ? " in distributedInfo.pg_config" : " in an earlier collective";
-          if (const auto mine = members(); !mine.empty() && !same_members(mine, known)) {
-            std::string list;
-            for (int x : known) list += (list.empty() ? "" : ", ") + std::to_string(x);
+          if (const auto mine = members(); !mine.empty() && !same_members(mine, known))
             input_error(path, args_place,
                         "\"Process Group Ranks\" = \"" + shown_text(get_str(a, "Process Group Ranks")) + "\" but process group \"" + shown_text(pg) + "\" has ranks [" +
-                            list + "]" + given_in);
-          }
+                            rank_list(known) + "]" + given_in);
           if (c.group_size > 0 && static_cast<size_t>(c.group_size) != known.size())
             input_error(path, args_place,
                         "\"Group size\" = " + std::to_string(c.group_size) + " but process group \"" + pg + "\" has " +
                             std::to_string(known.size()) + " ranks" + given_in);
         }
+        // A group larger than the job: its collectives would be scaled to ranks that do not
+        // exist (an all_gather ~5x off with --ranks 4).
+        if (has_distributed_info && c.group_size > w.world_size)
+          input_error(path, args_place,
+                      "\"Group size\" = " + std::to_string(c.group_size) + " but the job has " + std::to_string(w.world_size) +
+                          " ranks (distributedInfo.world_size): a process group is at most the whole job");
         c.communicator = cit->second;
         if (comm_seq.size() < w.communicators.size()) comm_seq.resize(w.communicators.size(), 0);
         if (p2p_seq.size() < w.communicators.size()) p2p_seq.resize(w.communicators.size(), 0);
@@ -706,6 +725,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         c.gpu_op = index;
         op.collective = static_cast<std::int32_t>(w.collectives.size());
         w.collectives.push_back(std::move(c));
+        collective_event.push_back(event_index);
       }
     }
     if (auto it = call_by_corr.find(g.correlation); g.correlation >= 0 && it != call_by_corr.end()) {
@@ -879,6 +899,51 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       w.notes.push_back("no distributedInfo: the job is taken to have " + std::to_string(largest) +
                         " ranks, from its collectives' groups (--ranks N sets it)");
     }
+  }
+  // A process group whose collectives give a size smaller than the job but whose ranks the
+  // trace does not list (no "Process Group Ranks", or a list cut short that does not
+  // continue with one stride) is taken as groups of that many consecutive ranks, with a
+  // note, as a layout that cannot be tiled is replayed. Without it the group was the whole
+  // job. A list cut short whose ranks are not in this rank's group is refused.
+  for (size_t ci = 0; ci < w.communicators.size(); ++ci) {
+    Communicator& comm = w.communicators[ci];
+    if (!comm.ranks.empty()) continue;
+    int size = 0;
+    size_t size_event = 0;
+    for (size_t k = 0; k < w.collectives.size(); ++k) {
+      const Collective& c = w.collectives[k];
+      if (c.communicator != static_cast<std::int32_t>(ci) || c.group_size <= 0) continue;
+      if (size == 0) {
+        size = c.group_size;
+        size_event = collective_event[k];
+      } else if (c.group_size != size) {
+        input_error(path, "traceEvents[" + std::to_string(collective_event[k]) + "].args",
+                    "\"Group size\" = " + std::to_string(c.group_size) + " but that of traceEvents[" + std::to_string(size_event) +
+                        "], on the same process group \"" + shown_text(comm.name) + "\", is " + std::to_string(size) +
+                        " (the trace does not list the group's ranks)");
+      }
+    }
+    if (size == 0 || size >= w.world_size) continue;
+    const std::string place = "traceEvents[" + std::to_string(size_event) + "].args";
+    if (w.world_size % size != 0)
+      input_error(path, place,
+                  "\"Group size\" = " + std::to_string(size) + " of the job's " + std::to_string(w.world_size) +
+                      " ranks, and the trace does not list the group's ranks (\"Process Group Ranks\"): groups of " + std::to_string(size) +
+                      " consecutive ranks cannot make up the job");
+    const int first = w.rank / size * size;
+    for (int m = first; m < first + size; ++m) comm.ranks.push_back(m);
+    const std::string list = size <= 4 ? "[" + rank_list(comm.ranks) + "]"
+                                       : "[" + std::to_string(first) + ", " + std::to_string(first + 1) + ", ..., " + std::to_string(first + size - 1) + "]";
+    if (auto sh = shown_ranks.find(static_cast<std::int32_t>(ci)); sh != shown_ranks.end())
+      for (int r : sh->second.first)
+        if (r < first || r >= first + size)
+          input_error(path, "traceEvents[" + std::to_string(sh->second.second) + "].args",
+                      "\"Process Group Ranks\" is cut short, its ranks do not continue with one stride, and it shows rank " + std::to_string(r) +
+                          ", which is not in rank " + std::to_string(w.rank) + "'s group of " + std::to_string(size) + " consecutive ranks (" + list +
+                          "): the group's members cannot be told");
+    w.notes.push_back("process group \"" + shown_text(comm.name) + "\" has " + std::to_string(size) + " of the job's " + std::to_string(w.world_size) +
+                      " ranks (\"Group size\") but the trace does not list them: taken as groups of " + std::to_string(size) +
+                      " consecutive ranks (" + list + " for rank " + std::to_string(w.rank) + ")");
   }
   w.check();
   return w;
