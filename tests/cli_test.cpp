@@ -496,6 +496,28 @@ TEST(Cli, StepsWarmupVaryingAndEmpty) {
       << out;
 }
 
+// Steps of zero length measured nothing: they are left out with a note, as steps without a
+// CUDA call are, and a trace whose steps all have zero length is an error (it printed
+// "predicted 0.000 ms vs measured 0.000 ms ... error +0.00%").
+TEST(Cli, ZeroLengthStepsAreNotCompared) {
+  TempDir tmp;
+  auto zeroed = [&](const std::string& name, const std::set<std::string>& steps) {
+    json t = stepped_trace({10, 10, 10, 10});
+    for (auto& e : t["traceEvents"])
+      if (steps.count(e.value("name", ""))) e["dur"] = 0;
+    return tmp.write(name, t.dump());
+  };
+  const CliResult r = run_cli("run --trace " + q(zeroed("one.json", {"ProfilerStep#2"})) + " --topology pcie-8gpu-gen3");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("measured 10.030 ms per iteration (median of 3)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("      n/a  (zero length, excluded)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: 1 step(s) (ProfilerStep#2) have zero length and are not compared"), std::string::npos) << r.out;
+  const std::string all = zeroed("all.json", {"ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"});
+  composim::testing::expect_cli_error("run --trace " + q(all) + " --topology pcie-8gpu-gen3",
+                                      all + ": ProfilerStep marks: every step (ProfilerStep#1, ...) has zero length: there is no measured step "
+                                            "time to compare the prediction with");
+}
+
 // Process groups as the trace states them: without distributedInfo the collectives' group
 // size is the job's (a 2-rank all-reduce replayed on 1 rank was a local copy, -10.7%), and
 // a rank list that is not one, or disagrees with the group size, is an error naming the
