@@ -483,3 +483,24 @@ TEST(Importer, IrGroupSizeMustBeTheCommunicators) {
             d.path() + "/w.ir.json: collectives[0]: group_size 2 but communicator \"0\" has no ranks listed, so all 4 ranks of the job (world_size): "
                        "they must agree");
 }
+
+// A GPU event's or CUDA call's "name" that is not a string: an NCCL kernel named 5 silently
+// stopped being a collective. An error naming the event.
+TEST(Importer, EventNameMustBeAString) {
+  TempDir d;
+  auto error = [&](const std::string& kernel_name, const std::string& call_name) {
+    try {
+      trace::import_kineto(d.write("t.json", R"([{"ph": "X", "cat": "cuda_runtime", "name": )" + call_name +
+                                                 R"(, "pid": 1, "tid": 1, "ts": 0, "dur": 5, "args": {"correlation": 1}},
+        {"ph": "X", "cat": "kernel", "name": )" + kernel_name + R"(, "pid": 0, "tid": 7, "ts": 10, "dur": 50, "args": {"stream": 7, "correlation": 1}}])"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(R"("ncclKernel_AllReduce_RING_LL_Sum_float")", R"("cudaLaunchKernel")"), "no error");
+  EXPECT_EQ(error("5", R"("cudaLaunchKernel")"), d.path() + "/t.json: traceEvents[1]: \"name\" must be a string, not 5");
+  EXPECT_EQ(error(R"(["ncclKernel_AllReduce"])", R"("cudaLaunchKernel")"),
+            d.path() + "/t.json: traceEvents[1]: \"name\" must be a string, not [\"ncclKernel_AllReduce\"]");
+  EXPECT_EQ(error(R"("gemm")", "null"), d.path() + "/t.json: traceEvents[0]: \"name\" must be a string, not null");
+}

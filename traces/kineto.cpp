@@ -515,6 +515,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     const bool is_step = (cat == "user_annotation" || cat == "Operator" || cat == "cpu_op") && e.contains("name") &&
                          e["name"].is_string() && e["name"].get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0;
     if (!is_gpu && !is_call && !is_step && cat != "cuda_sync") continue;
+    // A GPU event's or CUDA call's name says what it is (an NCCL collective, a copy's
+    // direction, a synchronisation): one that is not a string would silently be none.
+    if (auto name = e.find("name"); (is_gpu || is_call) && name != e.end() && !name->is_string())
+      input_error(path, "traceEvents[" + std::to_string(i) + "]", "\"name\" must be a string, not " + shown_value(*name));
     const double ts = checked_number(e, "ts", path, i, -kMaxUs * 1e6, kMaxUs * 1e6);
     const double dur = checked_number(e, "dur", path, i, 0.0, kMaxUs);
     if (ts < t0_us) t0_index = i;
