@@ -15,6 +15,18 @@ void input_error(std::string_view file, std::string_view place, std::string_view
   throw InputError(msg, std::string(what));
 }
 
+void json_nesting_error(std::string_view file, std::string_view place) {
+  input_error(file, place, "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels of arrays and objects");
+}
+
+std::string shown_text(std::string_view s, std::size_t max) {
+  if (s.size() <= max) return std::string(s);
+  return std::string(s.substr(0, max)) + "...";
+}
+
+std::string shown_value(const nlohmann::json& v, std::size_t max) { return shown_text(v.dump(), max); }
+std::string shown_value(const nlohmann::ordered_json& v, std::size_t max) { return shown_text(v.dump(), max); }
+
 namespace {
 template <class json>
 json parse_checked(std::istream& in, const std::string& file) {
@@ -35,10 +47,22 @@ json parse_checked(std::istream& in, const std::string& file) {
   auto element = [&] {
     if (!open.empty() && open.back().array) ++open.back().index;
   };
-  const typename json::parser_callback_t check = [&](int /*depth*/, nlohmann::detail::parse_event_t event, json& parsed) {
+  // Where the parser is: the bytes it has read (the last one opens the level), counted as
+  // its own errors count them; empty for a stream that cannot tell (a pipe).
+  auto byte = [&]() -> std::string {
+    const auto pos = in.rdbuf()->pubseekoff(0, std::ios_base::cur, std::ios_base::in);
+    return pos < 0 ? std::string() : "byte " + std::to_string(static_cast<long long>(pos));
+  };
+  const typename json::parser_callback_t check = [&](int depth, nlohmann::detail::parse_event_t event, json& parsed) {
     switch (event) {
       case nlohmann::detail::parse_event_t::object_start:
       case nlohmann::detail::parse_event_t::array_start:
+        // `depth` counts the containers around this one. Copying or printing a deeper value
+        // would overflow the stack.
+        if (depth >= kMaxJsonDepth) {
+          const std::string at = byte();
+          json_nesting_error(file, at.empty() ? shown_text(path(), 80) : at);
+        }
         element();
         open.push_back({event == nlohmann::detail::parse_event_t::array_start, -1, {}, {}});
         break;
@@ -49,7 +73,8 @@ json parse_checked(std::istream& in, const std::string& file) {
       case nlohmann::detail::parse_event_t::key: {
         Frame& f = open.back();
         f.key = parsed.template get<std::string>();
-        if (!f.keys.insert(f.key).second) input_error(file, path(), "the key \"" + f.key + "\" is given twice in this object");
+        if (!f.keys.insert(f.key).second)
+          input_error(file, shown_text(path(), 200), "the key \"" + shown_text(f.key) + "\" is given twice in this object");
         break;
       }
       case nlohmann::detail::parse_event_t::value:
@@ -64,7 +89,7 @@ json parse_checked(std::istream& in, const std::string& file) {
     input_error(file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
   } catch (const typename json::exception& e) {  // e.g. a number too large for a double
     // The parser gives no position for these; the containers read so far say where.
-    input_error(file, path(), std::string("unreadable JSON: ") + e.what());
+    input_error(file, shown_text(path(), 200), std::string("unreadable JSON: ") + e.what());
   }
 }
 }  // namespace

@@ -412,9 +412,14 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
 
   std::printf("composim %s: %d rank(s) on %s, %zu trace(s)\n", kVersion, replay.rank_count(), topology.name().c_str(), ws.size());
   std::printf("%-22s %14s %14s %9s\n", "iteration", "measured_ms", "predicted_ms", what_if ? "change_%" : "error_%");
-  for (const auto& r : rep.iterations)
+  for (const auto& r : rep.iterations) {
+    if (r.zero_length) {  // nothing measured: no error to print
+      std::printf("%-22s %14.3f %14.3f %9s  (zero length, excluded)\n", r.name.c_str(), r.measured_s * 1e3, r.predicted_s * 1e3, "n/a");
+      continue;
+    }
     std::printf("%-22s %14.3f %14.3f %+9.2f%s\n", r.name.c_str(), r.measured_s * 1e3, r.predicted_s * 1e3, r.error_pct,
                 r.warmup ? "  (warm-up, excluded)" : r.empty ? "  (no CUDA call, excluded)" : "");
+  }
   std::string of;
   for (const auto& sr : rep.breakdown_steps) of += (of.empty() ? "" : " and ") + sr.step + " on rank " + std::to_string(sr.rank);
   if (rep.breakdown_steps.size() > 1) of = "mean of " + of;

@@ -211,7 +211,9 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
         r.measured_s = std::max(r.measured_s, step.dur_ns * 1e-9);
         r.predicted_s = std::max(r.predicted_s, end - start);
       }
-      r.empty = !calls_in_step;
+      // A step of zero length on every rank measured nothing: its "error" would be 0%.
+      r.zero_length = r.measured_s <= 0;
+      r.empty = !calls_in_step || r.zero_length;
       rep.iterations.push_back(std::move(r));
       windows.push_back(std::move(per_rank));
     }
@@ -259,18 +261,30 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
   for (auto& r : rep.iterations) r.error_pct = r.measured_s > 0 ? 100.0 * (r.predicted_s - r.measured_s) / r.measured_s : 0.0;
 
   // Steps without a CUDA call time nothing composim replays: left out, unless all are.
+  // Steps of zero length measured nothing: always left out, and an error when all are.
   std::vector<size_t> cand;
   for (size_t i = 0; i < rep.iterations.size(); ++i)
     if (!rep.iterations[i].empty) cand.push_back(i);
   if (cand.empty()) {
-    for (size_t i = 0; i < rep.iterations.size(); ++i) rep.iterations[i].empty = false, cand.push_back(i);
-  } else if (cand.size() < rep.iterations.size()) {
-    std::string names;
-    size_t n_empty = 0;
-    for (const auto& r : rep.iterations)
-      if (r.empty && n_empty++ < 3) names += (names.empty() ? "" : ", ") + r.name;
-    rep.notes.push_back(std::to_string(n_empty) + " step(s) (" + names + (n_empty > 3 ? ", ..." : "") +
-                        ") have no CUDA call and are not compared");
+    for (size_t i = 0; i < rep.iterations.size(); ++i)
+      if (!rep.iterations[i].zero_length) rep.iterations[i].empty = false, cand.push_back(i);
+    if (cand.empty())
+      input_error(workloads[result.ranks[0].workload].source, "ProfilerStep marks",
+                  "every step (" + rep.iterations.front().name + (rep.iterations.size() > 1 ? ", ..." : "") + ") has zero length" +
+                      (nranks > 1 ? " on every rank" : "") +
+                      ": there is no measured step time to compare the prediction with (give a trace whose step marks span its steps, or "
+                      "one without step marks to compare the whole trace)");
+  }
+  if (cand.size() < rep.iterations.size()) {
+    for (const bool zero : {false, true}) {
+      std::string names;
+      size_t n = 0;
+      for (const auto& r : rep.iterations)
+        if (r.empty && r.zero_length == zero && n++ < 3) names += (names.empty() ? "" : ", ") + r.name;
+      if (n > 0)
+        rep.notes.push_back(std::to_string(n) + " step(s) (" + names + (n > 3 ? ", ..." : "") + ") " +
+                            (zero ? "have zero length" : "have no CUDA call") + " and are not compared");
+    }
   }
   // Warm-up: the first `warmup` steps, or leading odd steps (below).
   size_t skip = 0;

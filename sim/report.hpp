@@ -10,7 +10,9 @@
 // first --warmup N; by default the fewest leading steps, at most half, after which every
 // step is within 20% of the later steps' median) are reported but excluded from
 // the medians, with a note; a note also says when the kept steps vary by more than 20%.
-// Steps without a CUDA call on any rank (empty annotations) are excluded too, with a note.
+// Steps without a CUDA call on any rank (empty annotations) are excluded too, with a note,
+// and so are steps of zero length (nothing was measured); when every step has zero length
+// there is nothing to compare, which is an error.
 // Traces without marks are one iteration spanning the trace.
 //
 // Breakdown of the median step (the mean of the two middle steps for an even count), on
@@ -19,7 +21,7 @@
 //   by compute; memcpy = copy/memset time overlapped by neither; idle = the rest.
 //
 // Errors: InputError when some ranks' traces have step marks and others none, or no step
-// is in every rank's trace, or --warmup leaves no step.
+// is in every rank's trace, or every step has zero length, or --warmup leaves no step.
 #pragma once
 
 #include <functional>
@@ -38,7 +40,8 @@ struct IterationResult {
   std::string name;
   double measured_s = 0, predicted_s = 0, error_pct = 0;
   bool warmup = false;
-  bool empty = false;  // no CUDA call in the step on any rank: it times nothing composim models
+  bool empty = false;  // no CUDA call in the step on any rank, or zero length: it times nothing composim models
+  bool zero_length = false;  // the step's marks have zero length on every rank: nothing measured to compare
 };
 
 struct Breakdown {

@@ -56,9 +56,9 @@ std::string read_summary(const std::string& path, json* out = nullptr) {
   if (!f) return "no summary.json";
   json s;
   try {
-    s = json::parse(f);
-  } catch (const json::exception& e) {
-    return path + ": unreadable: " + e.what();
+    s = parse_ordered_json_input(f, path);
+  } catch (const InputError& e) {
+    return e.what();  // names the file
   }
   auto number = [](const json& o, const char* k) { return o.is_object() && o.contains(k) && o[k].is_number(); };
   if (!number(s, "predicted_iteration_s") || !number(s, "measured_iteration_s") || !s.contains("breakdown"))
@@ -92,7 +92,7 @@ topo::GenerateOptions generator_options(const json& p, const std::string& place)
                                                                                                      : v.get<long long>() >= -1000000000ll && v.get<long long>() <= 1000000000ll)
                                                    : v.is_number();
     if (!ok)
-      input_error("", place, std::string("parameter \"") + k + "\" = " + v.dump() +
+      input_error("", place, std::string("parameter \"") + k + "\" = " + shown_value(v) +
                                  (std::is_same_v<T, int> && v.is_number_integer() ? " is out of range" : " has the wrong type"));
     field = v.get<T>();
   };
@@ -144,7 +144,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
   if (spec.contains("run_args")) {
     if (!spec["run_args"].is_array()) input_error(spec_file, "run_args", "expected a list of strings (extra `composim run` arguments)");
     for (const auto& a : spec["run_args"])
-      if (!a.is_string()) input_error(spec_file, "run_args", "expected a list of strings, not " + a.dump());
+      if (!a.is_string()) input_error(spec_file, "run_args", "expected a list of strings, not " + shown_value(a));
   }
   if (spec.contains("axes") && spec["axes"].empty() && !spec.contains("points")) input_error(spec_file, "axes", "no axis and no points: the sweep has nothing to run");
   if (spec.contains("traces") && (!spec["traces"].is_array() || spec["traces"].size() != 1 || !spec["traces"][0].is_string()))
@@ -241,7 +241,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
     const std::string place = "point " + std::to_string(p.index);
     if (p.params.contains("ranks") && (!p.params["ranks"].is_number_integer() || p.params["ranks"].get<long long>() < 1 ||
                                        p.params["ranks"].get<long long>() > 1000000))
-      input_error(spec_file, place, "\"ranks\" must be an integer in [1, 1000000], not " + p.params["ranks"].dump());
+      input_error(spec_file, place, "\"ranks\" must be an integer in [1, 1000000], not " + shown_value(p.params["ranks"]));
     if (!p.params.contains("trace")) input_error(spec_file, "traces", "no trace: give \"traces\" or a \"trace\" axis");
     if (!p.params["trace"].is_string()) input_error(spec_file, place, "\"trace\" must be a file name");
     if (!o.collect) {
@@ -320,7 +320,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
     json stored;
     if (std::ifstream f(params_file); f) {
       try {
-        stored = json::parse(f);
+        stored = parse_ordered_json_input(f, params_file);
       } catch (...) {
       }
     }

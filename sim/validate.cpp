@@ -273,7 +273,7 @@ void read_predictions(Case& c) {
   const std::string kind = c.doc["run"]["kind"].get<std::string>();
   if (kind == "replay") {
     std::ifstream in(c.work_dir + "/summary.json");
-    json s = json::parse(in);
+    json s = parse_json_input(in, c.work_dir + "/summary.json");
     c.points[0].predicted = s.at("predicted_iteration_s").get<double>();
     // The trace's own measured median must be the one the case states.
     const double traced = s.at("measured_iteration_s").get<double>();
@@ -720,7 +720,7 @@ int calibrate(const CalibrateOptions& o) {
   json params = json::object();
   if (!o.params_file.empty()) {
     std::ifstream in(o.params_file);
-    params = json::parse(in)["params"];
+    params = parse_json_input(in, o.params_file)["params"];
   }
   // The table is printed once every value is checked: a refused fit prints its error alone.
   std::string table;

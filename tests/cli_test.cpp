@@ -496,6 +496,28 @@ TEST(Cli, StepsWarmupVaryingAndEmpty) {
       << out;
 }
 
+// Steps of zero length measured nothing: they are left out with a note, as steps without a
+// CUDA call are, and a trace whose steps all have zero length is an error (it printed
+// "predicted 0.000 ms vs measured 0.000 ms ... error +0.00%").
+TEST(Cli, ZeroLengthStepsAreNotCompared) {
+  TempDir tmp;
+  auto zeroed = [&](const std::string& name, const std::set<std::string>& steps) {
+    json t = stepped_trace({10, 10, 10, 10});
+    for (auto& e : t["traceEvents"])
+      if (steps.count(e.value("name", ""))) e["dur"] = 0;
+    return tmp.write(name, t.dump());
+  };
+  const CliResult r = run_cli("run --trace " + q(zeroed("one.json", {"ProfilerStep#2"})) + " --topology pcie-8gpu-gen3");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("measured 10.030 ms per iteration (median of 3)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("      n/a  (zero length, excluded)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: 1 step(s) (ProfilerStep#2) have zero length and are not compared"), std::string::npos) << r.out;
+  const std::string all = zeroed("all.json", {"ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"});
+  composim::testing::expect_cli_error("run --trace " + q(all) + " --topology pcie-8gpu-gen3",
+                                      all + ": ProfilerStep marks: every step (ProfilerStep#1, ...) has zero length: there is no measured step "
+                                            "time to compare the prediction with");
+}
+
 // Process groups as the trace states them: without distributedInfo the collectives' group
 // size is the job's (a 2-rank all-reduce replayed on 1 rank was a local copy, -10.7%), and
 // a rank list that is not one, or disagrees with the group size, is an error naming the
@@ -903,13 +925,13 @@ TEST(Cli, BadInputMismatchedGroupSize) {
   write_json(r1, t1);
   const CliResult r2 = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100");
   expect_input_error(r2, r1 + ": traceEvents[1].args: \"Group size\" = 3 but process group \"0\" has 2 ranks in distributedInfo.pg_config");
-  // Without pg_config either, between the traces.
+  // Without pg_config either: against the job's size (3 of 2 ranks).
   ASSERT_TRUE(t1["distributedInfo"].contains("pg_config"));
   t1["distributedInfo"].erase("pg_config");
   write_json(r1, t1);
   const CliResult r3 = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100");
-  expect_input_error(r3, r1);
-  EXPECT_NE(r3.err.find("(group size 3), rank 0's ranks [0,1] (group size 2)"), std::string::npos) << r3.err;
+  expect_input_error(r3, r1 + ": traceEvents[1].args: \"Group size\" = 3 but the job has 2 ranks (distributedInfo.world_size): a process group "
+                              "is at most the whole job");
 }
 
 // Sizes that differ by one element (4 bytes) are given exactly, not as "4.0 MiB" twice.
@@ -1995,6 +2017,45 @@ TEST(Cli, ReplayKeepsGroupStridesAndTakesAllToAllv) {
 }
 
 // A parameter file overrides registered model parameters; an unknown name is an error.
+// A 4-rank job's all-reduces with "Group size" 2 and no "Process Group Ranks" ran over all 4
+// ranks: they run in groups of 2 consecutive ranks, as the same trace listing [0, 1] does,
+// with a note. A group larger than the job is refused (with --ranks 4 an all_gather of
+// group size 8 was scaled ~5x).
+TEST(Cli, GroupSizeWithoutRanksReplaysConsecutiveGroups) {
+  TempDir d;
+  auto edited = [&](const std::string& name, int world, int group, const std::string& ranks) {
+    json t = example_trace(0, [&](json& e) {
+      e["args"]["Group size"] = group;
+      if (ranks.empty()) e["args"].erase("Process Group Ranks");
+      else e["args"]["Process Group Ranks"] = ranks;
+    });
+    t["distributedInfo"]["world_size"] = world;
+    t["distributedInfo"].erase("pg_config");
+    return d.write(name, t.dump());
+  };
+  auto run = [&](const std::string& trace, const std::string& out) {
+    const CliResult r = run_cli("run --trace " + trace + " --topology dgx-a100 --out " + d.path() + "/" + out);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return std::make_pair(summary_of(d.path() + "/" + out), r.out);
+  };
+  const auto [unlisted, unlisted_out] = run(edited("unlisted.json", 4, 2, ""), "unlisted");
+  const auto [listed, listed_out] = run(edited("listed.json", 4, 2, "[0, 1]"), "listed");
+  const auto [whole, whole_out] = run(edited("whole.json", 4, 4, ""), "whole");
+  EXPECT_DOUBLE_EQ(unlisted["breakdown"]["exposed_communication_s"].get<double>(), listed["breakdown"]["exposed_communication_s"].get<double>());
+  EXPECT_DOUBLE_EQ(unlisted["predicted_iteration_s"].get<double>(), listed["predicted_iteration_s"].get<double>());
+  EXPECT_NE(unlisted["predicted_iteration_s"].get<double>(), whole["predicted_iteration_s"].get<double>());
+  EXPECT_NE(unlisted_out.find("unlisted.json: process group \"0\" has 2 of the job's 4 ranks (\"Group size\") but the trace does not list them: "
+                              "taken as groups of 2 consecutive ranks ([0, 1] for rank 0)"),
+            std::string::npos)
+      << unlisted_out;
+  EXPECT_EQ(listed_out.find("consecutive ranks"), std::string::npos) << listed_out;
+  const std::string big = edited("gs8.json", 2, 8, "");
+  for (const std::string ranks : {"", " --ranks 4"})
+    composim::testing::expect_cli_error("run --trace " + big + ranks + " --topology dgx-a100",
+                                        big + ": traceEvents[449].args: \"Group size\" = 8 but the job has 2 ranks (distributedInfo.world_size): a "
+                                              "process group is at most the whole job");
+}
+
 TEST(Cli, ParamsFileOverridesModelParameters) {
   composim::testing::TempDir d;
   const auto good = d.write("p.json", R"({"fitted_on": "test", "params": {"nvlink.payload_efficiency_gen2": 0.8}})");

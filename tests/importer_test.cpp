@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "models/error.hpp"
 #include "test_util.hpp"
@@ -344,4 +347,160 @@ TEST(Importer, ProcessGroupRanksMustAgree) {
               std::string::npos)
         << e.what();
   }
+}
+
+// JSON nested 100,000 levels deep (200 KB) overflowed the stack when the value was copied
+// or printed: every JSON input is refused past 512 levels, naming the byte; 512 are read.
+// An error quotes at most 80 characters of a value.
+TEST(Importer, DeepNestingIsRefusedAndLongValuesAreCut) {
+  TempDir d;
+  auto msg = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string deep(100000, '['), closed(100000, ']');
+  // A rank nested in arrays: the root object and distributedInfo are levels 1 and 2, so the
+  // 511th bracket opens level 513.
+  const std::string rank_prefix = R"({"distributedInfo": {"rank": )";
+  const std::string rank = d.write("deeprank.json", rank_prefix + deep + "0" + closed + R"(}, "traceEvents": []})");
+  EXPECT_EQ(msg([&] { trace::load_workload(rank); }),
+            rank + ": byte " + std::to_string(rank_prefix.size() + 511) + ": nesting deeper than 512 levels of arrays and objects");
+  // A kernel's stream: root object, traceEvents array, event, args are levels 1 to 4.
+  const std::string stream_prefix = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"stream": )";
+  const std::string stream = d.write("deepstream.json", stream_prefix + deep + "7" + closed + "}}]}");
+  EXPECT_EQ(msg([&] { trace::import_kineto(stream); }),
+            stream + ": byte " + std::to_string(stream_prefix.size() + 509) + ": nesting deeper than 512 levels of arrays and objects");
+  // In an arg the importer drops, and in a gzip file, the same.
+  const std::string dropped = d.write("dropped.json", R"([{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"stream": 7, "grid": )" +
+                                                         deep + closed + "}}]");
+  EXPECT_NE(msg([&] { trace::import_kineto(dropped); }).find(": nesting deeper than 512 levels"), std::string::npos);
+  // 512 levels are read: the value is refused for what it is, and quoted cut short.
+  const std::string ok_depth = d.write("512.json", stream_prefix + std::string(508, '[') + "7" + std::string(508, ']') + "}}]}");
+  const std::string shown = msg([&] { trace::import_kineto(ok_depth); });
+  EXPECT_EQ(shown, ok_depth + ": traceEvents[0].args: \"stream\" = " + std::string(80, '[') + "... is not an integer in [-2147483648, 1099511627776]");
+  // A long string value is cut to 80 characters too.
+  const std::string long_stream = d.write("long.json", R"([{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"stream": ")" +
+                                                           std::string(100000, 'a') + "\"}}]");
+  EXPECT_EQ(msg([&] { trace::import_kineto(long_stream); }),
+            long_stream + ": traceEvents[0].args: \"stream\" = \"" + std::string(79, 'a') + "... is not an integer in [-2147483648, 1099511627776]");
+  // Files parsed by parse_json_input (topologies, parameters, IR files, cases): the same
+  // limit, with the byte for a file and the path for a stream that cannot tell it.
+  std::istringstream topo(R"({"nodes": )" + deep + closed + "}");
+  EXPECT_EQ(msg([&] { parse_json_input(topo, "topo.json"); }), "topo.json: byte 522: nesting deeper than 512 levels of arrays and objects");
+  std::istringstream ok512(std::string(512, '[') + std::string(512, ']'));
+  EXPECT_EQ(msg([&] { parse_json_input(ok512, "ok.json"); }), "no error");
+  const std::string ir = d.write("deep.ir.json", R"({"composim_workload": 1, "notes": )" + deep + closed + "}");
+  EXPECT_NE(msg([&] { trace::load_workload(ir); }).find("deep.ir.json: byte "), std::string::npos);
+}
+
+// A collective whose "Group size" is smaller than the job but whose ranks the trace does not
+// list ran over the whole job: its group is now the rank's block of that many consecutive
+// ranks, with a note (as a layout that cannot be tiled is replayed). A list cut short whose
+// shown ranks are not in that block, sizes that differ on one group, and a group larger than
+// the job are errors naming the event.
+TEST(Importer, GroupSizeWithoutRanksIsConsecutiveGroups) {
+  TempDir d;
+  // Rank `rank` of `world`; one all-reduce per entry of `groups` (its "Group size") on
+  // process group "pg", with `ranks` as its "Process Group Ranks" unless empty.
+  auto trace = [&](int rank, int world, const std::vector<int>& groups, const std::string& ranks = "") {
+    std::string events;
+    for (size_t k = 0; k < groups.size(); ++k) {
+      const std::string corr = std::to_string(k + 1), ts = std::to_string(100 * k);
+      events += std::string(k ? ",\n" : "") + R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": )" + ts +
+                R"(, "dur": 5, "args": {"correlation": )" + corr + R"x(}},
+        {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "pid": 0, "tid": 20, "ts": )x" +
+                ts + R"(, "dur": 50, "args": {"device": 0, "stream": 20, "correlation": )" + corr +
+                R"(, "In msg nelems": 1000, "dtype": "Float", "Process Group Name": "pg", "Group size": )" + std::to_string(groups[k]) +
+                (ranks.empty() ? "" : R"(, "Process Group Ranks": ")" + ranks + "\"") + "}}";
+    }
+    return d.write("t.json", R"({"distributedInfo": {"rank": )" + std::to_string(rank) + R"(, "world_size": )" + std::to_string(world) +
+                                 R"(}, "traceEvents": [)" + events + "]}");
+  };
+  auto error = [](const std::string& path) {
+    try {
+      trace::import_kineto(path);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  {
+    const std::string path = trace(2, 4, {2, 2});
+    const auto w = trace::import_kineto(path);
+    ASSERT_EQ(w.collectives.size(), 2u);
+    EXPECT_EQ(w.communicators[w.collectives[0].communicator].ranks, (std::vector<int>{2, 3}));
+    EXPECT_NE(std::find(w.notes.begin(), w.notes.end(),
+                        "process group \"pg\" has 2 of the job's 4 ranks (\"Group size\") but the trace does not list them: taken as groups of 2 "
+                        "consecutive ranks ([2, 3] for rank 2)"),
+              w.notes.end());
+  }
+  // The whole job's size, or no size: all ranks, as before, without a note.
+  EXPECT_TRUE(trace::import_kineto(trace(2, 4, {4})).communicators[0].ranks.empty());
+  EXPECT_TRUE(trace::import_kineto(trace(2, 4, {0})).communicators[0].ranks.empty());
+  // A list cut short that continues with its stride is completed; one that does not is
+  // taken as consecutive ranks where its shown ranks are in that block, else refused.
+  EXPECT_EQ(trace::import_kineto(trace(0, 8, {4}, "[0, 2, ...]")).communicators[0].ranks, (std::vector<int>{0, 2, 4, 6}));
+  EXPECT_EQ(trace::import_kineto(trace(5, 8, {4}, "[4, 5, 7, ...]")).communicators[0].ranks, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(error(trace(0, 8, {4}, "[0, 1, 5, ...]")),
+            d.path() + "/t.json: traceEvents[1].args: \"Process Group Ranks\" is cut short, its ranks do not continue with one stride, and it shows "
+                       "rank 5, which is not in rank 0's group of 4 consecutive ranks ([0, 1, 2, 3]): the group's members cannot be told");
+  EXPECT_EQ(error(trace(0, 4, {2, 4})), d.path() + "/t.json: traceEvents[3].args: \"Group size\" = 4 but that of traceEvents[1], on the same "
+                                                   "process group \"pg\", is 2 (the trace does not list the group's ranks)");
+  EXPECT_EQ(error(trace(0, 6, {4})), d.path() + "/t.json: traceEvents[1].args: \"Group size\" = 4 of the job's 6 ranks, and the trace does not list "
+                                                "the group's ranks (\"Process Group Ranks\"): groups of 4 consecutive ranks cannot make up the job");
+  // Larger than the job: refused (an all_gather's scale came from it).
+  EXPECT_EQ(error(trace(0, 2, {8})), d.path() + "/t.json: traceEvents[1].args: \"Group size\" = 8 but the job has 2 ranks "
+                                                "(distributedInfo.world_size): a process group is at most the whole job");
+}
+
+// In the IR a collective's group_size is its communicator's size (the job's where the
+// communicator lists no ranks): group_size 8 on ranks [0, 1] scaled an all_gather by 4.
+TEST(Importer, IrGroupSizeMustBeTheCommunicators) {
+  TempDir d;
+  const auto w = trace::import_kineto(d.write("t.json", kCurrent));
+  auto error = [&](const std::function<void(nlohmann::json&)>& edit) {
+    auto doc = nlohmann::json::parse(trace::workload_to_json(w));
+    edit(doc);
+    try {
+      trace::load_workload(d.write("w.ir.json", doc.dump()));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error([](nlohmann::json&) {}), "no error");
+  EXPECT_EQ(error([](nlohmann::json& doc) { doc["collectives"][0]["group_size"] = 0; }), "no error");
+  EXPECT_EQ(error([](nlohmann::json& doc) { doc["collectives"][0]["group_size"] = 8; }),
+            d.path() + "/w.ir.json: collectives[0]: group_size 8 but communicator \"0\" has 2 ranks: they must agree");
+  EXPECT_EQ(error([](nlohmann::json& doc) {
+              doc["world_size"] = 4;
+              doc["communicators"][0]["ranks"] = nlohmann::json::array();
+            }),
+            d.path() + "/w.ir.json: collectives[0]: group_size 2 but communicator \"0\" has no ranks listed, so all 4 ranks of the job (world_size): "
+                       "they must agree");
+}
+
+// A GPU event's or CUDA call's "name" that is not a string: an NCCL kernel named 5 silently
+// stopped being a collective. An error naming the event.
+TEST(Importer, EventNameMustBeAString) {
+  TempDir d;
+  auto error = [&](const std::string& kernel_name, const std::string& call_name) {
+    try {
+      trace::import_kineto(d.write("t.json", R"([{"ph": "X", "cat": "cuda_runtime", "name": )" + call_name +
+                                                 R"(, "pid": 1, "tid": 1, "ts": 0, "dur": 5, "args": {"correlation": 1}},
+        {"ph": "X", "cat": "kernel", "name": )" + kernel_name + R"(, "pid": 0, "tid": 7, "ts": 10, "dur": 50, "args": {"stream": 7, "correlation": 1}}])"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(R"("ncclKernel_AllReduce_RING_LL_Sum_float")", R"("cudaLaunchKernel")"), "no error");
+  EXPECT_EQ(error("5", R"("cudaLaunchKernel")"), d.path() + "/t.json: traceEvents[1]: \"name\" must be a string, not 5");
+  EXPECT_EQ(error(R"(["ncclKernel_AllReduce"])", R"("cudaLaunchKernel")"),
+            d.path() + "/t.json: traceEvents[1]: \"name\" must be a string, not [\"ncclKernel_AllReduce\"]");
+  EXPECT_EQ(error(R"("gemm")", "null"), d.path() + "/t.json: traceEvents[0]: \"name\" must be a string, not null");
 }

@@ -70,6 +70,10 @@ class GzStreamBuf : public std::streambuf {
     return traits_type::to_int_type(*gptr());
   }
 
+ public:
+  // Decompressed bytes read from this buffer so far (the parser reads one at a time).
+  size_t position() const { return consumed_ - static_cast<size_t>(egptr() - gptr()); }
+
  private:
   std::string path_;
   gzFile f_ = nullptr;
@@ -156,6 +160,8 @@ bool parse_rank_list(const std::string& s, std::vector<int>& ranks, bool* trunca
     }
   }
   if (truncated) *truncated = cut;
+  // One list of numbers: nested lists are not ranks (and are not parsed, however deep).
+  if (std::count(text.begin(), text.end(), '[') != 1 || text.find('{') != std::string::npos) return false;
   const json list = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!list.is_array()) return false;
   for (const auto& r : list) {
@@ -163,6 +169,13 @@ bool parse_rank_list(const std::string& s, std::vector<int>& ranks, bool* trunca
     ranks.push_back(static_cast<int>(r.get<std::int64_t>()));
   }
   return true;
+}
+
+// "0, 1, 2" for error messages and notes.
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string s;
+  for (int r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
+  return s;
 }
 
 // Whether two rank lists name the same ranks, in any order.
@@ -205,7 +218,7 @@ double checked_number(const json& e, const char* key, const std::string& path, s
   if (!it->is_number()) input_error(path, place, std::string("\"") + key + "\" must be a number");
   const double v = it->get<double>();
   if (!std::isfinite(v) || v < min || v > max)
-    input_error(path, place, std::string("\"") + key + "\" = " + it->dump() + " is out of range");
+    input_error(path, place, std::string("\"") + key + "\" = " + shown_value(*it) + " is out of range");
   return v;
 }
 
@@ -233,8 +246,8 @@ std::int64_t checked_int(const json& obj, const char* key, const std::string& pa
     v = x;
   }
   const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  if (!ok) input_error(path, place, std::string("\"") + key + "\" = " + it->dump() + " is not an integer in " + range);
-  if (v < min || v > max) input_error(path, place, std::string("\"") + key + "\" = " + it->dump() + " is out of range " + range);
+  if (!ok) input_error(path, place, std::string("\"") + key + "\" = " + shown_value(*it) + " is not an integer in " + range);
+  if (v < min || v > max) input_error(path, place, std::string("\"") + key + "\" = " + shown_value(*it) + " is out of range " + range);
   return v;
 }
 
@@ -280,10 +293,12 @@ const std::set<std::string, std::less<>> kArgsRead = {
 // and message) for the caller to report.
 class TraceDomBuilder : public nlohmann::json_sax<json> {
  public:
+  explicit TraceDomBuilder(const GzStreamBuf& in) : in_(in) {}
   json root;
   std::size_t error_byte = 0;
   std::string error;
   bool malformed = false;  // a syntax error (else an unreadable value, e.g. 1e400)
+  bool too_deep = false;   // nested deeper than kMaxJsonDepth (error_byte: where)
 
   bool null() override { return put(nullptr); }
   bool boolean(bool v) override { return put(v); }
@@ -293,6 +308,7 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
   bool string(string_t& v) override { return put(std::move(v)); }
   bool binary(binary_t& v) override { return put(json::binary(std::move(v))); }
   bool start_object(std::size_t) override {
+    if (!open_container()) return false;
     if (skip_value()) return true;
     // An event is an element of a top-level array, or of an array one level down
     // (traceEvents); its "args" object is filtered.
@@ -312,6 +328,7 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
     return true;
   }
   bool end_object() override {
+    --depth_;
     if (skip_nest_ > 0) return --skip_nest_, true;
     if (stack_.size() == args_level_) args_level_ = 0;
     json* done = stack_.back();
@@ -320,11 +337,13 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
     return true;
   }
   bool start_array(std::size_t) override {
+    if (!open_container()) return false;
     if (skip_value()) return true;
     stack_.push_back(slot(json::array()));
     return true;
   }
   bool end_array() override {
+    --depth_;
     if (skip_nest_ > 0) return --skip_nest_, true;
     stack_.pop_back();
     return true;
@@ -337,6 +356,14 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
   }
 
  private:
+  // Counts an object or array that opens; false (stop parsing) past kMaxJsonDepth levels,
+  // dropped values included: copying or printing such a value overflows the stack.
+  bool open_container() {
+    if (++depth_ <= kMaxJsonDepth) return true;
+    too_deep = true;
+    error_byte = in_.position();
+    return false;
+  }
   // For an object or array that opens: whether it is (inside) a dropped value.
   bool skip_value() {
     if (skip_next_ || skip_nest_ > 0) {
@@ -370,6 +397,8 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
     slot(json(std::forward<T>(v)));
     return true;
   }
+  const GzStreamBuf& in_;
+  int depth_ = 0;  // objects and arrays open
   std::vector<json*> stack_;
   std::string key_;
   std::size_t args_level_ = 0;  // stack depth of the event args being filtered; 0: none
@@ -386,15 +415,16 @@ json parse_trace_file(const std::string& path) {
   if (const auto st = std::filesystem::status(path, ec);
       !ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) && !std::filesystem::is_fifo(st))
     input_error(path, "", "is not a file or a pipe (a trace is read from a file, plain or gzip)");
-  TraceDomBuilder dom;
+  GzStreamBuf buf(path);
+  TraceDomBuilder dom(buf);
   {
-    GzStreamBuf buf(path);
     std::istream in(&buf);
     if (!json::sax_parse(in, &dom)) {
       // Garbage from a corrupt gzip stream reaches the parser before zlib's check at the end
       // of the stream fails: read on, so that the gzip error is the one reported.
       while (in.rdbuf()->sbumpc() != std::char_traits<char>::eof()) {
       }
+      if (dom.too_deep) json_nesting_error(path, "byte " + std::to_string(dom.error_byte));
       if (dom.malformed) input_error(path, "byte " + std::to_string(dom.error_byte), "malformed JSON: " + dom.error);
       input_error(path, "", "unreadable JSON: " + dom.error);
     }
@@ -485,6 +515,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     const bool is_step = (cat == "user_annotation" || cat == "Operator" || cat == "cpu_op") && e.contains("name") &&
                          e["name"].is_string() && e["name"].get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0;
     if (!is_gpu && !is_call && !is_step && cat != "cuda_sync") continue;
+    // A GPU event's or CUDA call's name says what it is (an NCCL collective, a copy's
+    // direction, a synchronisation): one that is not a string would silently be none.
+    if (auto name = e.find("name"); (is_gpu || is_call) && name != e.end() && !name->is_string())
+      input_error(path, "traceEvents[" + std::to_string(i) + "]", "\"name\" must be a string, not " + shown_value(*name));
     const double ts = checked_number(e, "ts", path, i, -kMaxUs * 1e6, kMaxUs * 1e6);
     const double dur = checked_number(e, "dur", path, i, 0.0, kMaxUs);
     if (ts < t0_us) t0_index = i;
@@ -530,7 +564,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
           const std::string text = pgr->is_string() ? pgr->get<std::string>() : pgr->dump();
           if (!parse_rank_list(text, ranks, &truncated))
             input_error(path, "traceEvents[" + std::to_string(i) + "].args",
-                        "\"Process Group Ranks\" = " + pgr->dump() + " is not a list of ranks (expected e.g. \"[0, 1]\")");
+                        "\"Process Group Ranks\" = " + shown_value(*pgr) + " is not a list of ranks (expected e.g. \"[0, 1]\")");
           const std::int64_t group = get_int(a, "Group size", 0);
           if (group > 0 && !ranks.empty() && !truncated && static_cast<size_t>(group) != ranks.size())
             input_error(path, "traceEvents[" + std::to_string(i) + "].args",
@@ -604,6 +638,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   for (size_t i = 0; i < w.communicators.size(); ++i) comm_index[w.communicators[i].name] = static_cast<std::int32_t>(i);
   const auto pg_config_count = static_cast<std::int32_t>(w.communicators.size());  // the first ones come from pg_config
   std::vector<std::uint64_t> comm_seq, p2p_seq;
+  std::vector<size_t> collective_event;  // per collective: its index in traceEvents
+  // Per communicator: the ranks shown by a list cut short that could not be completed, and
+  // its event.
+  std::map<std::int32_t, std::pair<std::vector<int>, size_t>> shown_ranks;
   for (const auto& g : gpu) {
     const json& e = *g.ev;
     const json& a = e.contains("args") ? e["args"] : json::object();
@@ -638,15 +676,21 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         const int esize = collective::dtype_size_B(c.dtype);
         if (nelems >= 0 && esize > 0) c.in_bytes = static_cast<std::uint64_t>(nelems) * esize;
         c.group_size = static_cast<int>(get_int(a, "Group size", 0));
+        const size_t event_index = static_cast<size_t>(g.ev - &(*events)[0]);
+        const std::string args_place = "traceEvents[" + std::to_string(event_index) + "].args";
         std::string pg = get_str(a, "Process Group Name");
         if (pg.empty()) pg = "world";
         auto [cit, cnew] = comm_index.emplace(pg, static_cast<std::int32_t>(w.communicators.size()));
-        // Checked in pass 1; a list PyTorch cut short is completed from the group size.
+        // Checked in pass 1; a list PyTorch cut short is completed from the group size. One
+        // that cannot be is kept (shown_ranks) to check the members given to it below.
         auto members = [&] {
           std::vector<int> ranks;
           bool truncated = false;
           parse_rank_list(get_str(a, "Process Group Ranks"), ranks, &truncated);
-          return truncated ? complete_rank_list(ranks, c.group_size) : ranks;
+          if (!truncated) return ranks;
+          std::vector<int> all = complete_rank_list(ranks, c.group_size);
+          if (all.empty() && !ranks.empty()) shown_ranks.emplace(cit->second, std::make_pair(ranks, event_index));
+          return all;
         };
         if (cnew) {
           Communicator comm;
@@ -660,20 +704,22 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
           // give them and as this collective's args give them must agree, and its size: which
           // is right cannot be told, and either would be replayed without a word.
           const auto& known = w.communicators[cit->second].ranks;
-          const std::string args_place = "traceEvents[" + std::to_string(static_cast<size_t>(g.ev - &(*events)[0])) + "].args";
           const std::string given_in = cit->second < pg_config_count ? " in distributedInfo.pg_config" : " in an earlier collective";
-          if (const auto mine = members(); !mine.empty() && !same_members(mine, known)) {
-            std::string list;
-            for (int x : known) list += (list.empty() ? "" : ", ") + std::to_string(x);
+          if (const auto mine = members(); !mine.empty() && !same_members(mine, known))
             input_error(path, args_place,
-                        "\"Process Group Ranks\" = \"" + get_str(a, "Process Group Ranks") + "\" but process group \"" + pg + "\" has ranks [" +
-                            list + "]" + given_in);
-          }
+                        "\"Process Group Ranks\" = \"" + shown_text(get_str(a, "Process Group Ranks")) + "\" but process group \"" + shown_text(pg) + "\" has ranks [" +
+                            rank_list(known) + "]" + given_in);
           if (c.group_size > 0 && static_cast<size_t>(c.group_size) != known.size())
             input_error(path, args_place,
                         "\"Group size\" = " + std::to_string(c.group_size) + " but process group \"" + pg + "\" has " +
                             std::to_string(known.size()) + " ranks" + given_in);
         }
+        // A group larger than the job: its collectives would be scaled to ranks that do not
+        // exist (an all_gather ~5x off with --ranks 4).
+        if (has_distributed_info && c.group_size > w.world_size)
+          input_error(path, args_place,
+                      "\"Group size\" = " + std::to_string(c.group_size) + " but the job has " + std::to_string(w.world_size) +
+                          " ranks (distributedInfo.world_size): a process group is at most the whole job");
         c.communicator = cit->second;
         if (comm_seq.size() < w.communicators.size()) comm_seq.resize(w.communicators.size(), 0);
         if (p2p_seq.size() < w.communicators.size()) p2p_seq.resize(w.communicators.size(), 0);
@@ -683,6 +729,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         c.gpu_op = index;
         op.collective = static_cast<std::int32_t>(w.collectives.size());
         w.collectives.push_back(std::move(c));
+        collective_event.push_back(event_index);
       }
     }
     if (auto it = call_by_corr.find(g.correlation); g.correlation >= 0 && it != call_by_corr.end()) {
@@ -856,6 +903,51 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       w.notes.push_back("no distributedInfo: the job is taken to have " + std::to_string(largest) +
                         " ranks, from its collectives' groups (--ranks N sets it)");
     }
+  }
+  // A process group whose collectives give a size smaller than the job but whose ranks the
+  // trace does not list (no "Process Group Ranks", or a list cut short that does not
+  // continue with one stride) is taken as groups of that many consecutive ranks, with a
+  // note, as a layout that cannot be tiled is replayed. Without it the group was the whole
+  // job. A list cut short whose ranks are not in this rank's group is refused.
+  for (size_t ci = 0; ci < w.communicators.size(); ++ci) {
+    Communicator& comm = w.communicators[ci];
+    if (!comm.ranks.empty()) continue;
+    int size = 0;
+    size_t size_event = 0;
+    for (size_t k = 0; k < w.collectives.size(); ++k) {
+      const Collective& c = w.collectives[k];
+      if (c.communicator != static_cast<std::int32_t>(ci) || c.group_size <= 0) continue;
+      if (size == 0) {
+        size = c.group_size;
+        size_event = collective_event[k];
+      } else if (c.group_size != size) {
+        input_error(path, "traceEvents[" + std::to_string(collective_event[k]) + "].args",
+                    "\"Group size\" = " + std::to_string(c.group_size) + " but that of traceEvents[" + std::to_string(size_event) +
+                        "], on the same process group \"" + shown_text(comm.name) + "\", is " + std::to_string(size) +
+                        " (the trace does not list the group's ranks)");
+      }
+    }
+    if (size == 0 || size >= w.world_size) continue;
+    const std::string place = "traceEvents[" + std::to_string(size_event) + "].args";
+    if (w.world_size % size != 0)
+      input_error(path, place,
+                  "\"Group size\" = " + std::to_string(size) + " of the job's " + std::to_string(w.world_size) +
+                      " ranks, and the trace does not list the group's ranks (\"Process Group Ranks\"): groups of " + std::to_string(size) +
+                      " consecutive ranks cannot make up the job");
+    const int first = w.rank / size * size;
+    for (int m = first; m < first + size; ++m) comm.ranks.push_back(m);
+    const std::string list = size <= 4 ? "[" + rank_list(comm.ranks) + "]"
+                                       : "[" + std::to_string(first) + ", " + std::to_string(first + 1) + ", ..., " + std::to_string(first + size - 1) + "]";
+    if (auto sh = shown_ranks.find(static_cast<std::int32_t>(ci)); sh != shown_ranks.end())
+      for (int r : sh->second.first)
+        if (r < first || r >= first + size)
+          input_error(path, "traceEvents[" + std::to_string(sh->second.second) + "].args",
+                      "\"Process Group Ranks\" is cut short, its ranks do not continue with one stride, and it shows rank " + std::to_string(r) +
+                          ", which is not in rank " + std::to_string(w.rank) + "'s group of " + std::to_string(size) + " consecutive ranks (" + list +
+                          "): the group's members cannot be told");
+    w.notes.push_back("process group \"" + shown_text(comm.name) + "\" has " + std::to_string(size) + " of the job's " + std::to_string(w.world_size) +
+                      " ranks (\"Group size\") but the trace does not list them: taken as groups of " + std::to_string(size) +
+                      " consecutive ranks (" + list + " for rank " + std::to_string(w.rank) + ")");
   }
   w.check();
   return w;

@@ -94,6 +94,15 @@ void Workload::check() const {
       input_error(source, "collectives[" + std::to_string(i) + "]",
                   "is on communicator \"" + communicators[c.communicator].name + "\", whose ranks do not include this trace's rank " +
                       std::to_string(rank));
+    // The group size is the communicator's (all the job's ranks when it lists none): the
+    // replay scales by it, so another size would model ranks that are not there.
+    const int members = r.empty() ? world_size : static_cast<int>(r.size());
+    if (c.group_size > 0 && c.group_size != members)
+      input_error(source, "collectives[" + std::to_string(i) + "]",
+                  "group_size " + std::to_string(c.group_size) + " but communicator \"" + communicators[c.communicator].name + "\" has " +
+                      (r.empty() ? "no ranks listed, so all " + std::to_string(world_size) + " ranks of the job (world_size)"
+                                 : std::to_string(members) + " ranks") +
+                      ": they must agree");
     auto [it, inserted] = seen.emplace(std::make_tuple(c.communicator, c.seq, c.kind == collective::Kind::send_recv), i);
     if (!inserted)
       input_error(source, "collectives[" + std::to_string(i) + "]",

@@ -123,7 +123,7 @@ class Reader {
   void only_keys(const json& obj, const std::string& place, std::initializer_list<std::string_view> keys) const {
     if (!obj.is_object()) fail(place, "expected an object");
     for (auto it = obj.begin(); it != obj.end(); ++it)
-      if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) fail(place, "unknown key \"" + it.key() + "\"");
+      if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) fail(place, "unknown key \"" + shown_text(it.key()) + "\"");
   }
   const json& member(const json& obj, const char* key, const std::string& place) const {
     if (!obj.is_object()) fail(place, "expected an object");
@@ -191,7 +191,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   static const std::set<std::string> kKeys = {"composim_workload", "source",    "format",  "synthetic", "rank",          "world_size",  "gpu_model", "base_ns",
                                               "notes",             "threads",   "streams", "gpu_ops",   "communicators", "collectives", "iterations"};
   for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (!kKeys.count(it.key())) r.fail(top, "unknown key \"" + it.key() + "\"");
+    if (!kKeys.count(it.key())) r.fail(top, "unknown key \"" + shown_text(it.key()) + "\"");
   w.source = path;
   w.origin = r.string(doc, "source", top, path);
   w.format = "composim-ir";
@@ -302,7 +302,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
     Collective c;
     const std::string kind = r.string(o, "kind", place);
     c.kind = collective::kind_named(kind);
-    if (c.kind == collective::Kind::unknown) r.fail(place + ".kind", "unknown collective kind \"" + kind + "\" (" + collective::kKindNames + ")");
+    if (c.kind == collective::Kind::unknown) r.fail(place + ".kind", "unknown collective kind \"" + shown_text(kind) + "\" (" + collective::kKindNames + ")");
     c.in_bytes = static_cast<std::uint64_t>(r.integer(o, "in_bytes", place, 0, kMaxBytes));
     c.dtype = r.string(o, "dtype", place, std::string());
     c.group_size = static_cast<int>(r.integer(o, "group_size", place, 0, kMaxRanks, 0));
@@ -310,7 +310,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
     c.seq = static_cast<std::uint64_t>(r.integer(o, "seq", place, 0, INT64_MAX));
     c.algorithm = r.string(o, "algorithm", place, std::string("RING"));
     if (!c.algorithm.empty() && !collective::is_nccl_algorithm_name(c.algorithm))
-      r.fail(place + ".algorithm", "unknown algorithm \"" + c.algorithm + "\" (" + collective::kNcclAlgorithmNames + ", as NCCL's kernel names give them)");
+      r.fail(place + ".algorithm", "unknown algorithm \"" + shown_text(c.algorithm) + "\" (" + collective::kNcclAlgorithmNames + ", as NCCL's kernel names give them)");
     try {
       c.protocol = protocol_from(r.string(o, "protocol", place, std::string("Simple")));
     } catch (const std::invalid_argument& e) {
