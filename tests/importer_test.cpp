@@ -5,6 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <zlib.h>
+
+#include <fstream>
+#include <random>
+
 #include "models/error.hpp"
 #include "test_util.hpp"
 #include "traces/kineto.hpp"
@@ -117,6 +122,40 @@ TEST(Importer, IrRoundTrip) {
   EXPECT_EQ(back.gpu_ops[w.collectives[0].gpu_op].waits, w.gpu_ops[w.collectives[0].gpu_op].waits);
 }
 
+// A gzip trace damaged in the middle: the error says how far the compressed stream was read,
+// not only the decompressed block before the damage.
+TEST(Importer, CorruptGzipNamesTheCompressedByte) {
+  TempDir d;
+  std::string text = R"({"traceEvents": [)";
+  std::mt19937 rng(7);
+  for (int i = 0; i < 4000; ++i)
+    text += (i ? "," : "") + std::string(R"({"ph": "X", "cat": "cpu_op", "name": "op)") + std::to_string(rng()) + R"(", "pid": 1, "tid": 1, "ts": )" +
+            std::to_string(i) + R"(, "dur": 1})";
+  text += "]}";
+  const std::string path = d.path() + "/t.json.gz";
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+  gzclose(f);
+  std::string gz;
+  {
+    std::ifstream in(path, std::ios::binary);
+    gz.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(gz.size(), 20000u);
+  for (size_t i = gz.size() / 2; i < gz.size() / 2 + 64; ++i) gz[i] = static_cast<char>(gz[i] ^ 0x5a);
+  std::ofstream(path, std::ios::binary) << gz;
+  try {
+    trace::import_kineto(path);
+    FAIL() << "a corrupt gzip file was read";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(path + ": after byte "), std::string::npos) << m;
+    EXPECT_NE(m.find(" of the decompressed data (compressed byte "), std::string::npos) << m;
+    EXPECT_NE(m.find("corrupt or truncated gzip data"), std::string::npos) << m;
+  }
+}
+
 TEST(Importer, RejectsBadInputWithPlace) {
   TempDir d;
   auto msg = [](const std::string& path) {
@@ -132,6 +171,14 @@ TEST(Importer, RejectsBadInputWithPlace) {
   EXPECT_NE(msg(bad).find("malformed JSON"), std::string::npos);
   const auto empty = d.write("cpu.json", R"({"traceEvents": [{"ph": "X", "cat": "cuda_runtime", "name": "cudaFree", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})");
   EXPECT_NE(msg(empty).find("no GPU activity"), std::string::npos) << msg(empty);
+  // A number no double holds: the byte where the parser stopped.
+  const auto huge = d.write("huge.json", R"({"traceEvents":[{"ph":"X","name":"a","dur":1e400}]})");
+  EXPECT_NE(msg(huge).find(huge + ": byte 48: unreadable JSON: "), std::string::npos) << msg(huge);
+  // composim's own outputs are said to be that.
+  const auto timeline = d.write("timeline.json", R"({"displayTimeUnit": "ms", "otherData": {"generator": "composim"}, "traceEvents": []})");
+  EXPECT_NE(msg(timeline).find(timeline + ": otherData.generator: this is a timeline composim wrote"), std::string::npos) << msg(timeline);
+  const auto summary = d.write("summary.json", R"({"predicted_iteration_s": 0.1, "breakdown": {}})");
+  EXPECT_NE(msg(summary).find(summary + ": top level: this is a summary composim wrote"), std::string::npos) << msg(summary);
   const auto notrace = d.write("x.json", R"({"nodes": []})");
   EXPECT_NE(msg(notrace).find("not a Chrome trace"), std::string::npos) << msg(notrace);
   EXPECT_NE(msg(d.path() + "/missing.json").find("cannot open"), std::string::npos);

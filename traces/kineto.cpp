@@ -54,7 +54,10 @@ class GzStreamBuf : public std::streambuf {
     if (n < 0) {
       int err = 0;
       const std::string msg = gzerror(f_, &err);
-      input_error(path_, "byte " + std::to_string(consumed_) + " of the decompressed data", "corrupt or truncated gzip data (" + msg + ")");
+      // Decompressed bytes are read in blocks of sizeof buf_: the damage lies in the block
+      // after `consumed_`, up to the compressed byte zlib had read.
+      input_error(path_, "after byte " + std::to_string(consumed_) + " of the decompressed data (compressed byte " + std::to_string(static_cast<long long>(gzoffset(f_))) + " read)",
+                  "corrupt or truncated gzip data (" + msg + ")");
     }
     if (n == 0) {
       // zlib reports a gzip stream cut short as a clean end of file with Z_BUF_ERROR.
@@ -426,7 +429,7 @@ json parse_trace_file(const std::string& path) {
       }
       if (dom.too_deep) json_nesting_error(path, "byte " + std::to_string(dom.error_byte));
       if (dom.malformed) input_error(path, "byte " + std::to_string(dom.error_byte), "malformed JSON: " + dom.error);
-      input_error(path, "", "unreadable JSON: " + dom.error);
+      input_error(path, "byte " + std::to_string(dom.error_byte), "unreadable JSON: " + dom.error);
     }
   }
   return std::move(dom.root);
@@ -435,6 +438,11 @@ json parse_trace_file(const std::string& path) {
 Workload import_kineto(const std::string& path) { return kineto_from_json(parse_trace_file(path), path); }
 
 Workload kineto_from_json(const json& doc, const std::string& path) {
+  // composim's own outputs, picked up from a directory that also holds traces (--out into it).
+  if (doc.is_object() && doc.contains("otherData") && doc["otherData"].is_object() && doc["otherData"].value("generator", json()) == "composim")
+    input_error(path, "otherData.generator", "this is a timeline composim wrote (run --out), not a captured trace");
+  if (doc.is_object() && doc.contains("predicted_iteration_s") && doc.contains("breakdown"))
+    input_error(path, "top level", "this is a summary composim wrote (run --out), not a captured trace");
   const json* events = nullptr;
   if (doc.is_object() && doc.contains("traceEvents") && doc["traceEvents"].is_array()) events = &doc["traceEvents"];
   else if (doc.is_array()) events = &doc;
