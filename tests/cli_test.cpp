@@ -507,8 +507,18 @@ TEST(Cli, ZeroLengthStepsAreNotCompared) {
       if (steps.count(e.value("name", ""))) e["dur"] = 0;
     return tmp.write(name, t.dump());
   };
-  const CliResult r = run_cli("run --trace " + q(zeroed("one.json", {"ProfilerStep#2"})) + " --topology pcie-8gpu-gen3");
+  const CliResult r = run_cli("run --trace " + q(zeroed("one.json", {"ProfilerStep#2"})) + " --topology pcie-8gpu-gen3 --out " + q(tmp.path() + "/one"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  // The outputs give that step no error (null, an empty field), not 0.
+  const json steps = read_json(tmp.path() + "/one/summary.json")["iterations"];
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_TRUE(steps[1]["error_pct"].is_null()) << steps.dump();
+  EXPECT_TRUE(steps[1]["empty"].get<bool>());
+  EXPECT_TRUE(steps[2]["error_pct"].is_number()) << steps.dump();
+  const auto rows = lines_of(slurp(tmp.path() + "/one/iterations.csv"));
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[2].substr(0, rows[2].find(',')), "ProfilerStep#2");
+  EXPECT_NE(rows[2].find(",,"), std::string::npos) << rows[2];  // the empty error_pct field
   EXPECT_NE(r.out.find("measured 10.030 ms per iteration (median of 3)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("      n/a  (zero length, excluded)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("note: 1 step(s) (ProfilerStep#2) have zero length and are not compared"), std::string::npos) << r.out;
