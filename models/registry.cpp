@@ -84,7 +84,7 @@ void read_params_file(const std::string& path, bool apply) {
     // In range, but far from what the model was built on: say so, once per value, so that an
     // absurd time is not taken for a prediction (the outputs record the value too).
     const double v = it->get<double>(), d = store().defaults.at(it.key());
-    if (apply && d > 0 && v > 0 && (v > 10 * d || v < d / 10))
+    if (apply && d > 0 && (v > 10 * d || v < d / 10))
       std::fprintf(stderr, "composim: warning: %s: params.%s = %.6g is %.3gx its default %.6g; predictions with it are far from what the model was checked against\n",
                    path.c_str(), it.key().c_str(), v, v / d, d);
   }

@@ -66,7 +66,7 @@ double param(const std::string& qualified_name);
 // from). Must be called before topologies are loaded or anything is simulated. Throws
 // InputError naming the file and the parameter for an unknown name, a fixed parameter or a
 // value outside the parameter's range (ParamSetting). A value more than 10 times above or
-// below a non-zero default is applied with a warning on stderr.
+// below a non-zero default (0 included) is applied with a warning on stderr.
 void load_params_file(const std::string& path);
 
 // check_params_file(): the checks of load_params_file() without applying the values.

@@ -642,19 +642,34 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       }
     }
     for (size_t c = 0; c < best_count; ++c) s.rings.push_back({candidates[c], best_speed, 1});
-    // NVLS_TREE (NCCL 2.18+): every machine as NVLS needs (nvls_machine()); the heads are the
-    // rings' entry GPUs, one per NIC rail (NCCL's "NVLS Head" lines: one per NIC), each of
-    // which must reach its counterparts in the other machines over the network.
+    // NVLS_TREE (NCCL 2.18+): every machine as NVLS needs (nvls_machine()), all with as many
+    // GPUs (NVLS hung on 7 + 8 GPUs: NVIDIA/nccl #2385); one head per NIC (NCCL's "NVLS Head"
+    // lines: one per NIC, NVIDIA/nccl #1357): for each of a machine's NICs in order, the
+    // first of its GPUs whose nearest NIC it is, so that no two heads share a NIC; as many
+    // heads in every machine (the fewest), each of which must reach its counterparts in the
+    // other machines over the network.
     s.nvls_tree = true;
     for (size_t m = 0; m < machines && s.nvls_tree; ++m)
-      s.nvls_tree = nvls_machine(local[m], s.compute_capability, s.nvls_gpu_Bps, s.nvls_rated_Bps);
+      s.nvls_tree = local[m].size() == local[0].size() && nvls_machine(local[m], s.compute_capability, s.nvls_gpu_Bps, s.nvls_rated_Bps);
     if (s.nvls_tree) {
       s.nvls_locals = local;
       s.nvls_heads.assign(machines, {});
-      for (size_t m = 0; m < machines; ++m)
-        for (size_t c = 0; c < R; ++c) s.nvls_heads[m].push_back(local[m][entry_pos[m][c]]);
+      size_t heads = SIZE_MAX;
+      for (size_t m = 0; m < machines; ++m) {
+        for (int nic : topo_.nics()) {
+          if (topo_.machine_of(nic) != topo_.machine_of(local[m].front())) continue;
+          for (int g : local[m])
+            if (topo::nearest_nic(topo_, g) == nic) {
+              s.nvls_heads[m].push_back(g);
+              break;
+            }
+        }
+        heads = std::min(heads, s.nvls_heads[m].size());
+      }
+      for (auto& h : s.nvls_heads) h.resize(heads);
+      s.nvls_tree = heads > 0;
       s.nvls_tree_nic_rated_Bps = INFINITY;
-      for (size_t c = 0; c < R && s.nvls_tree; ++c)
+      for (size_t c = 0; c < heads && s.nvls_tree; ++c)
         for (size_t m = 0; m < machines && s.nvls_tree; ++m) {
           const auto& r = route(s.nvls_heads[m][c], s.nvls_heads[(m + 1) % machines][c]);
           s.nvls_tree = r.network && r.bottleneck_Bps > 0;
@@ -1111,6 +1126,9 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       const double bytes = in_bytes * (k + 1) / k / collective::nvls_tree_efficiency();
       for (size_t i = 0; i < l.size(); ++i) merged[{l[i], l[(i + 1) % l.size()]}] += bytes;
     }
+    for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});
+    // One flow per edge of each tree, not merged where the tree and its twin share an edge:
+    // a merged flow would get one share of the NIC where two are due (max-min sharing).
     const int M = s.machines;
     const size_t heads = s.nvls_heads.front().size();
     const double share = in_bytes / static_cast<double>(heads) / 2;
@@ -1119,10 +1137,9 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
         for (int up : {btree_parent(r, M), dtree_twin_parent(r, M)}) {
           if (up < 0) continue;
           const int child = s.nvls_heads[r][c], parent = s.nvls_heads[up][c];
-          merged[{child, parent}] += share;
-          merged[{parent, child}] += share;
+          p.flows.push_back({child, parent, share});
+          p.flows.push_back({parent, child, share});
         }
-    for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});
     p.link_class = LinkClass::network;
     p.channels = static_cast<int>(heads);
     p.bandwidth_Bps = s.nvls_gpu_Bps;

@@ -2176,6 +2176,10 @@ TEST(Cli, OutputsRecordChangedParameters) {
   EXPECT_NE(r.err.find("far.json: params.collective.efficiency_LL128 = 0.05 is 0.0543x its default 0.92; predictions with it are far from"),
             std::string::npos)
       << r.err;
+  // A latency set to 0 is as far from its default.
+  r = run_cli("collective --bytes 1M --topology dgx-a100 --params " + d.write("zero.json", R"({"params": {"collective.base_latency_ring_LL_s": 0}})"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("zero.json: params.collective.base_latency_ring_LL_s = 0 is 0x its default"), std::string::npos) << r.err;
 
   r = run_cli("collective --bytes 1M --topology dgx-a100 --nccl-buffsize 8M --params " + params + " --out " + d.path() + "/coll");
   ASSERT_EQ(r.exit_code, 0) << r.err;

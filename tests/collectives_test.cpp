@@ -2,6 +2,7 @@
 // trees across machines, rails, and the command's output against hand-computed times.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -1135,6 +1136,34 @@ TEST(NvlsTree, TwoHgxH100Machines) {
                                       "--algo: only NVLSTree is allowed");  // one machine
   composim::testing::expect_cli_error("collective --bytes 8G --topology 2x-hgx-h100-ib --algo nvlstree --proto LL",
                                       "--algo: only NVLSTree is allowed, and NVLS_TREE runs only in Simple");
+  // Machines of different GPU counts (8 + 4) do not run it (NVLS hung on 7 + 8: NVIDIA/nccl #2385).
+  EXPECT_NE(composim::testing::collective_row("--bytes 8G --gpus 12 --topology 2x-hgx-h100-ib")[8], "NVLS_TREE");
+}
+
+// Heads are one per NIC. With NICs 4-7 removed from both machines (NICs 0-3, all on the
+// first CPU's switches), GPUs 4-7 share those NICs; the 4 heads still use 4 NICs, each
+// carrying S/4 each way at 48.5 GB/s of payload: 4 GiB takes 51 us + 4 GiB / 4 / 48.5 GB/s
+// (network-bound; the GPUs' NVLink would take 14.9 ms). Picking heads by evenly spread GPUs
+// had put three on NIC 0 (66.5 ms).
+TEST(NvlsTree, OneHeadPerNic) {
+  composim::testing::TempDir d;
+  auto doc = nlohmann::json::parse(std::ifstream(composim::testing::source_dir() + "/topologies/shipped/2x-hgx-h100-ib.json"));
+  auto gone = [](const std::string& name) {
+    for (int m = 0; m < 2; ++m)
+      for (int k = 4; k < 8; ++k)
+        if (name == "n" + std::to_string(m) + ".nic" + std::to_string(k)) return true;
+    return false;
+  };
+  auto& nodes = doc["nodes"];
+  nodes.erase(std::remove_if(nodes.begin(), nodes.end(), [&](const nlohmann::json& n) { return gone(n["name"]); }), nodes.end());
+  auto& links = doc["links"];
+  links.erase(std::remove_if(links.begin(), links.end(), [&](const nlohmann::json& l) { return gone(l["from"]) || gone(l["to"]); }), links.end());
+  doc["name"] = "four-nics";
+  const auto topo = d.write("four.json", doc.dump());
+  auto r = composim::testing::collective_row("--bytes 4G --algo nvlstree --topology " + topo);
+  EXPECT_EQ(r[10], "4");
+  const double t_us = 51.0 + 4294967296.0 / 4 / 48.5e9 * 1e6;
+  EXPECT_NEAR(std::stod(r[5]), t_us, 0.01 * t_us);
 }
 
 // A trace's NCCL 2.19+ kernel name says which algorithm ran, and replay keeps it: one

@@ -550,4 +550,13 @@ TEST(Importer, EventNameMustBeAString) {
   EXPECT_EQ(error(R"(["ncclKernel_AllReduce"])", R"("cudaLaunchKernel")"),
             d.path() + "/t.json: traceEvents[1]: \"name\" must be a string, not [\"ncclKernel_AllReduce\"]");
   EXPECT_EQ(error(R"("gemm")", "null"), d.path() + "/t.json: traceEvents[0]: \"name\" must be a string, not null");
+  // A CPU annotation (where step marks are) too: a ProfilerStep named 7 silently dropped its step.
+  try {
+    trace::import_kineto(d.write("s.json", R"([{"ph": "X", "cat": "user_annotation", "name": 7, "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 0, "dur": 5, "args": {"correlation": 1}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 10, "dur": 50, "args": {"stream": 7, "correlation": 1}}])"));
+    ADD_FAILURE() << "a step mark named 7 was read";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), d.path() + "/s.json: traceEvents[0]: \"name\" must be a string, not 7");
+  }
 }

@@ -278,7 +278,9 @@ bool event_is_read(const json& e) {
   if (kRead.count(c)) return true;
   if (c != "user_annotation" && c != "Operator" && c != "cpu_op") return false;
   auto name = e.find("name");
-  return name != e.end() && name->is_string() && name->get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0;
+  // Kept too where the name is not a string: pass 2 refuses it (a step mark named 7 would
+  // silently be no step).
+  return name != e.end() && (!name->is_string() || name->get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0);
 }
 
 // The args of a trace event that the importer reads (kineto_from_json); the others (a
@@ -522,11 +524,13 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     const bool is_call = cat == "cuda_runtime" || cat == "Runtime" || cat == "cuda_driver";
     const bool is_step = (cat == "user_annotation" || cat == "Operator" || cat == "cpu_op") && e.contains("name") &&
                          e["name"].is_string() && e["name"].get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0;
-    if (!is_gpu && !is_call && !is_step && cat != "cuda_sync") continue;
     // A GPU event's or CUDA call's name says what it is (an NCCL collective, a copy's
-    // direction, a synchronisation): one that is not a string would silently be none.
-    if (auto name = e.find("name"); (is_gpu || is_call) && name != e.end() && !name->is_string())
+    // direction, a synchronisation), a CPU annotation's whether it marks a step: one that is
+    // not a string would silently be none.
+    const bool is_annotation = cat == "user_annotation" || cat == "Operator" || cat == "cpu_op";
+    if (auto name = e.find("name"); (is_gpu || is_call || is_annotation) && name != e.end() && !name->is_string())
       input_error(path, "traceEvents[" + std::to_string(i) + "]", "\"name\" must be a string, not " + shown_value(*name));
+    if (!is_gpu && !is_call && !is_step && cat != "cuda_sync") continue;
     const double ts = checked_number(e, "ts", path, i, -kMaxUs * 1e6, kMaxUs * 1e6);
     const double dur = checked_number(e, "dur", path, i, 0.0, kMaxUs);
     if (ts < t0_us) t0_index = i;
