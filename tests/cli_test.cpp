@@ -1256,6 +1256,14 @@ TEST(Cli, BadInputIrKeysAlgorithmAndTypes) {
     });
     expect_input_error(r, ir + ": streams[1].device: device 1, streams[0] device 0: composim replays one GPU per workload");
   }
+  {  // NVLS and NVLS_TREE run only in Simple: a name that says LL is not NCCL's
+    const auto [r, ir] = run_edited_ir(tmp, "nvls_tree_ll", [](json& d) {
+      d["collectives"][2]["algorithm"] = "NVLS_TREE";
+      d["collectives"][2]["protocol"] = "LL";
+      d["collectives"][2]["protocol_from_trace"] = true;
+    });
+    expect_input_error(r, ir + ": collectives[2].protocol: NVLS_TREE in LL: NCCL runs NVLS and NVLS_TREE only in Simple");
+  }
   {  // NVLS_TREE is a name NCCL gives; an empty one is what a kernel name without one leaves
     const auto [r, ir] = run_edited_ir(tmp, "nvls_tree", [](json& d) {
       d["collectives"][2]["algorithm"] = "NVLS_TREE";

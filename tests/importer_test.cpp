@@ -550,6 +550,10 @@ TEST(Importer, EventNameMustBeAString) {
   EXPECT_EQ(error(R"(["ncclKernel_AllReduce"])", R"("cudaLaunchKernel")"),
             d.path() + "/t.json: traceEvents[1]: \"name\" must be a string, not [\"ncclKernel_AllReduce\"]");
   EXPECT_EQ(error(R"("gemm")", "null"), d.path() + "/t.json: traceEvents[0]: \"name\" must be a string, not null");
+  // An NCCL 2.19+ kernel name with NVLS_TREE in LL, which NCCL never runs.
+  EXPECT_EQ(error(R"x("ncclDevKernel_AllReduce_Sum_f32_NVLS_TREE_LL(ncclDevKernelArgsStorage<4096ul>)")x", R"("cudaLaunchKernel")"),
+            d.path() + "/t.json: traceEvents[1].name: kernel \"ncclDevKernel_AllReduce_Sum_f32_NVLS_TREE_LL(ncclDevKernelArgsStorage<4096ul>)\" names NVLS_TREE in LL, "
+                       "which NCCL runs only in Simple");
   // A CPU annotation (where step marks are) too: a ProfilerStep named 7 silently dropped its step.
   try {
     trace::import_kineto(d.write("s.json", R"([{"ph": "X", "cat": "user_annotation", "name": 7, "pid": 1, "tid": 1, "ts": 0, "dur": 100},

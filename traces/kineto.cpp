@@ -683,6 +683,12 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         c.algorithm = nccl.algorithm;
         c.protocol = nccl.protocol;
         c.protocol_from_trace = nccl.protocol_reliable;
+        // NCCL runs NVLS and NVLS_TREE only in Simple: a kernel name that says otherwise is
+        // not NCCL's.
+        if (c.protocol_from_trace && (c.algorithm == "NVLS" || c.algorithm == "NVLS_TREE") && c.protocol != collective::Protocol::simple)
+          input_error(path, "traceEvents[" + std::to_string(static_cast<size_t>(g.ev - &(*events)[0])) + "].name",
+                      "kernel \"" + shown_text(name) + "\" names " + c.algorithm + " in " + std::string(collective::to_string(c.protocol)) +
+                          ", which NCCL runs only in Simple");
         c.dtype = get_str(a, "dtype");
         const std::int64_t nelems = get_int(a, "In msg nelems", -1);
         const int esize = collective::dtype_size_B(c.dtype);
