@@ -1082,10 +1082,26 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   }
   if (!std::isfinite(best) && choices.algorithms == 1u << static_cast<int>(Algorithm::nvls_tree)) {
     if (!choices.allows(Protocol::simple)) input_error(topo_.file(), "--algo", "only NVLSTree is allowed, and NVLS_TREE runs only in Simple, which --proto excludes");
+    // Which condition fails, first.
+    auto [ids, by] = group_by_machine(gpus);
+    std::string why;
+    std::string counts;
+    bool unequal = false, small = false;
+    for (int m : ids) {
+      counts += (counts.empty() ? "" : " + ") + std::to_string(by[m].size());
+      unequal = unequal || by[m].size() != by[ids.front()].size();
+      small = small || by[m].size() < 3;
+    }
+    if (ids.size() < 2) why = "they are in one machine";
+    else if (unequal) why = "their machines hold different numbers of them (" + counts + ")";
+    else if (small) why = "their machines hold fewer than 3 each (" + counts + ")";
+    else if (s.compute_capability < 90) why = "their compute capability is " + std::to_string(s.compute_capability / 10) + "." + std::to_string(s.compute_capability % 10);
+    else if (!topo_.p2p_enabled()) why = "peer-to-peer is off";
+    else why = "not every machine's GPUs reach each other over NVLink4+ through an NVSwitch, or they have no NIC";
     input_error(topo_.file(), "--algo",
-                "only NVLSTree is allowed, and NVLS_TREE runs all_reduce in Simple across machines of 3 or more GPUs each, of compute capability 9.0+ "
-                "attached to NVSwitches over NVLink4 or later, with peer-to-peer and a NIC per head (NCCL 2.18+); these " + std::to_string(n) +
-                " GPUs are not that");
+                "only NVLSTree is allowed, and NVLS_TREE runs all_reduce in Simple across machines of 3 or more GPUs each, as many in each, of compute "
+                "capability 9.0+ attached to NVSwitches over NVLink4 or later, with peer-to-peer and a NIC per head (NCCL 2.18+); on these " +
+                    std::to_string(n) + " GPUs " + why);
   }
   if (!std::isfinite(best) && choices.algorithms == 1u << static_cast<int>(Algorithm::nvls)) {
     // The place is --algo as given: "^ring,tree,nvlstree" leaves NVLS alone without naming it.

@@ -363,6 +363,7 @@ struct Replay::Impl {
   // communicator).
   std::map<std::pair<int, long long>, GroupLayout> layouts;
   std::set<std::string> notes;  // said once each, in the run's notes
+  std::map<std::string, int> algorithm_not_kept;  // kernel-named algorithms the topology cannot run -> collectives
 
   // Run state.
   struct RankState {
@@ -1062,6 +1063,7 @@ ReplayResult Replay::run() {
       if (inst.algorithm == "NVLS_TREE" && inst.kind == collective::Kind::all_reduce && inst.protocol == collective::Protocol::simple &&
           planner->nvls_tree_available(gpus))
         algo = collective::Algorithm::nvls_tree;
+      if (!algo && !inst.algorithm.empty() && inst.algorithm != "RING" && inst.algorithm != "TREE") ++m.algorithm_not_kept[inst.algorithm];
     }
     try {
       inst.plan = planner->plan(inst.kind, inst.in_bytes * inst.gather_scale, gpus, proto, algo);
@@ -1109,6 +1111,10 @@ ReplayResult Replay::run() {
   res.collectives_without_size = m.no_size;
   res.unequal_all_to_all = m.unequal_all_to_all;
   res.p2p_at_measured_duration = m.p2p_at_measured;
+  for (const auto& [name, count] : m.algorithm_not_kept)
+    m.notes.insert(std::to_string(count) + " collective(s) whose kernels name " + name + " ran as the tuner chooses: " +
+                   (name == "NVLS" || name == "NVLS_TREE" ? "this topology cannot run " + name + " for their GPUs" : "composim does not model " + name) +
+                   " (the timeline keeps the kernel's name)");
   res.notes.assign(m.notes.begin(), m.notes.end());
   res.link_bytes = m.link_bytes;
   res.link_bin_s = m.bin_w;

@@ -1132,8 +1132,10 @@ TEST(NvlsTree, TwoHgxH100Machines) {
   EXPECT_NE(composim::testing::collective_row("--bytes 8G --topology 2x-dgx-a100-ib")[8], "NVLS_TREE");
   composim::testing::expect_cli_error("collective --bytes 8G --topology 2x-dgx-a100-ib --algo nvlstree",
                                       "--algo: only NVLSTree is allowed, and NVLS_TREE runs all_reduce in Simple across machines");
-  composim::testing::expect_cli_error("collective --bytes 8G --gpus 8 --topology 2x-hgx-h100-ib --algo nvlstree",
-                                      "--algo: only NVLSTree is allowed");  // one machine
+  composim::testing::expect_cli_error("collective --bytes 8G --topology 2x-dgx-a100-ib --algo nvlstree", "on these 16 GPUs their compute capability is 8.0");
+  composim::testing::expect_cli_error("collective --bytes 8G --gpus 8 --topology 2x-hgx-h100-ib --algo nvlstree", "on these 8 GPUs they are in one machine");
+  composim::testing::expect_cli_error("collective --bytes 8G --gpus 12 --topology 2x-hgx-h100-ib --algo nvlstree",
+                                      "on these 12 GPUs their machines hold different numbers of them (8 + 4)");
   composim::testing::expect_cli_error("collective --bytes 8G --topology 2x-hgx-h100-ib --algo nvlstree --proto LL",
                                       "--algo: only NVLSTree is allowed, and NVLS_TREE runs only in Simple");
   // Machines of different GPU counts (8 + 4) do not run it (NVLS hung on 7 + 8: NVIDIA/nccl #2385).
@@ -1226,6 +1228,12 @@ TEST(NvlsTree, ReplayKeepsTheTracesAlgorithm) {
   EXPECT_GT(std::abs(tree_us - ring_us), 0.05 * ring_us);
   EXPECT_NEAR(kernel_time_us("RING_SIMPLE"), ring_us, 0.01 * ring_us);
   EXPECT_NEAR(kernel_time_us("NVLS_TREE_SIMPLE"), tree_us, 0.01 * tree_us);
+  // Where the topology cannot run it (A100s), the tuner chooses, and a note says so.
+  auto r = composim::testing::run_cli("run --trace " + d.path() + "/NVLS_TREE_SIMPLE.json --topology 2x-dgx-a100-ib");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("note: 1 collective(s) whose kernels name NVLS_TREE ran as the tuner chooses: this topology cannot run NVLS_TREE for their GPUs"),
+            std::string::npos)
+      << r.out;
 }
 
 // calibrate on NVLS_TREE: composim's own 2 x 8 H100 sweep (16 MiB-8 GiB, all NVLS_TREE) with
