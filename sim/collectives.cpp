@@ -1143,26 +1143,32 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       for (size_t i = 0; i < l.size(); ++i) merged[{l[i], l[(i + 1) % l.size()]}] += bytes;
     }
     for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});
+    const double intra_s = flows_bound_s(p.flows);
     // One flow per edge of each tree, not merged where the tree and its twin share an edge:
     // a merged flow would get one share of the NIC where two are due (max-min sharing).
     const int M = s.machines;
     const size_t heads = s.nvls_heads.front().size();
     const double share = in_bytes / static_cast<double>(heads) / 2;
+    std::vector<Flow> net;
     for (size_t c = 0; c < heads; ++c)
       for (int r = 0; r < M; ++r)
         for (int up : {btree_parent(r, M), dtree_twin_parent(r, M)}) {
           if (up < 0) continue;
           const int child = s.nvls_heads[r][c], parent = s.nvls_heads[up][c];
-          p.flows.push_back({child, parent, share});
-          p.flows.push_back({parent, child, share});
+          net.push_back({child, parent, share});
+          net.push_back({parent, child, share});
         }
-    p.link_class = LinkClass::network;
+    // The link class is the part that binds: NVLink (at efficiency_nvls_tree) or the
+    // network (at its links' efficiency), which calibrate fits accordingly.
+    const bool network_bound = flows_bound_s(net) > intra_s;
+    p.flows.insert(p.flows.end(), net.begin(), net.end());
+    p.link_class = network_bound ? LinkClass::network : LinkClass::nvlink;
     p.channels = static_cast<int>(heads);
-    p.bandwidth_Bps = s.nvls_gpu_Bps;
+    p.bandwidth_Bps = network_bound ? s.nvls_tree_nic_rated_Bps / collective::tuner_bandwidth_fraction(LinkClass::network) : s.nvls_gpu_Bps;
     p.latency_s = collective::nvls_tree_latency_s(M, s.nccl_net_latency_s);
     p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;
     p.steps = 1;
-    p.hop_steps = 0;  // the network steps of nvls_tree_latency_s(): 2 log2(machines)
+    p.hop_steps = 0;  // the network steps of nvls_tree_latency_s(): 2 log2(machines), whatever the link class
     for (int m = M; m > 1; m >>= 1) p.hop_steps += 2;
     return p;
   }

@@ -644,14 +644,16 @@ int calibrate(const CalibrateOptions& o) {
       row.measured_time_s = p.time_us * 1e-6;
       row.holdout = held[ci][k];
       // NVLS: its own efficiency (not the links'), and one latency term with no per-step part.
-      // NVLS_TREE: its own efficiency, NVLS's latency and its network steps' (the NVLink part
-      // taken as the bottleneck, as on 2 machines).
+      // NVLS_TREE: its own efficiency where NVLink binds (link class nvlink), else the
+      // network's; NVLS's latency and its network steps'.
       const bool nvls = algo == "nvls", nvls_tree = algo == "nvls_tree";
       const std::string& link_class = r.at("link_class");
-      if (nvls || nvls_tree) {
+      if (nvls_tree) row.hop_param = "collective.hop_latency_network_nvls_tree_Simple_s";
+      if (nvls || (nvls_tree && link_class == "nvlink")) {
         row.eff_param = nvls ? "collective.efficiency_nvls" : "collective.efficiency_nvls_tree";
         row.link_param = nvlink_eff;
-        if (nvls_tree) row.hop_param = "collective.hop_latency_network_nvls_tree_Simple_s";
+      } else if (nvls_tree) {
+        row.eff_param = efficiency_param(c, link_class);
       } else {
         row.eff_param = link_class == "nvlink" ? nvlink_eff : efficiency_param(c, link_class);
         row.hop_param = "collective.hop_latency_" + link_class + "_" + algo + "_" + proto + "_s";

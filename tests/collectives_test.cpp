@@ -1271,6 +1271,53 @@ TEST(NvlsTree, CalibrateRecoversItsEfficiencyAndLatency) {
   EXPECT_FALSE(fit.contains("collective.efficiency_nvls"));
 }
 
+// NVLS_TREE bound by the network: 2 x 8 H100 with 25 Gb/s NICs. Each of the 8 heads' NICs
+// carries S/8 each way at 25e9 / 8 x 64/66 B/s, so 1 GiB takes 51 us + 1 GiB / 8 / 3.03 GB/s;
+// the plan says the network binds (link class "network"), and calibrate then fits the
+// network's efficiency, not NVLS_TREE's: composim's own sweep with network.efficiency 0.8
+// gives 0.8 back.
+TEST(NvlsTree, NetworkBoundFitsTheNetworksEfficiency) {
+  composim::testing::TempDir d;
+  auto doc = nlohmann::json::parse(std::ifstream(composim::testing::source_dir() + "/topologies/shipped/2x-hgx-h100-ib.json"));
+  for (auto& l : doc["links"])
+    if (l["type"] == "infiniband") l["rate_Gbps"] = 25;
+  doc["name"] = "slow-nics";
+  const auto topo = d.write("slow.json", doc.dump());
+  auto r = composim::testing::collective_row("--bytes 1G --algo nvlstree --topology " + topo);
+  const double nic_Bps = 25e9 / 8 * 64 / 66;
+  const double t_us = 51.0 + 1073741824.0 / 8 / nic_Bps * 1e6;
+  EXPECT_NEAR(std::stod(r[5]), t_us, 0.002 * t_us);
+  EXPECT_EQ(r[12], "network");
+  EXPECT_EQ(composim::testing::collective_row("--bytes 1G --topology 2x-hgx-h100-ib")[12], "nvlink");
+
+  const auto truth = d.write("truth.json", R"({"params": {"network.efficiency": 0.8}})");
+  auto run = composim::testing::run_cli("collective --bytes 64M:8G --step-factor 2 --algo nvlstree --topology " + topo + " --params " + truth + " --out " +
+                                        d.path() + "/truth");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::ifstream in(d.path() + "/truth/collective.csv");
+  std::string line;
+  std::getline(in, line);
+  std::string csv = "source_id,bytes,time_us,busbw_GBps\n";
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    ASSERT_EQ(f[12], "network") << line;
+    csv += "self," + f[2] + "," + f[5] + "," + f[7] + "\n";
+  }
+  std::filesystem::create_directories(d.path() + "/data/measured");
+  std::ofstream(d.path() + "/data/measured/nccl_tests.csv") << csv;
+  const auto c = d.write("self.json", R"x({"name": "self", "category": "collective", "description": "composim's own network-bound NVLS_TREE sweep",
+    "source": {"hardware": "2 x 8 H100, 25 Gb/s NICs (synthetic)"}, "run": {"kind": "collective", "op": "all_reduce", "topology": ")x" + topo +
+                                                                 R"x(", "args": ["--algo", "nvlstree"]},
+    "measured": {"kind": "nccl-tests-csv", "file": "measured/nccl_tests.csv", "source_id": "self"}, "tolerance": {"busbw_pct": 10, "time_pct_below_1MiB": 25}})x");
+  run = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/fit.json");
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const auto fit = nlohmann::json::parse(std::ifstream(d.path() + "/fit.json"))["params"];
+  EXPECT_NEAR(fit["network.efficiency"].get<double>(), 0.8, 0.002);
+  EXPECT_FALSE(fit.contains("collective.efficiency_nvls_tree"));
+}
+
 // calibrate on NVLS: "measurements" made by composim itself with efficiency_nvls 0.7 and a
 // 30 us NVLS latency (8 H100s, 4 MiB-8 GiB, all NVLS) are fitted from the defaults (0.818,
 // 23 us): both come back, and the NVLink efficiency, unseen by NVLS-only rows, is untouched.
