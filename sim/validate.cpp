@@ -784,7 +784,11 @@ int calibrate(const CalibrateOptions& o) {
   }
   doc["fitted_on"] = fitted_on;
   if (!held_out.empty()) doc["held_out_cases"] = held_out;
-  else doc["held_out_points"] = "every " + std::to_string(o.holdout_every) + "th point of each case, by size";
+  else {
+    const int k = o.holdout_every;
+    const char* suffix = k % 100 >= 11 && k % 100 <= 13 ? "th" : k % 10 == 1 ? "st" : k % 10 == 2 ? "nd" : k % 10 == 3 ? "rd" : "th";
+    doc["held_out_points"] = "every " + std::to_string(k) + suffix + " point of each case, by size";
+  }
   const std::string params_tmp = tmp + "/params.json";
   write_file_atomically(params_tmp, doc.dump(1) + "\n", "calibrate");
   std::vector<double> fb, fa, hb, ha;

@@ -1269,6 +1269,7 @@ TEST(NvlsTree, CalibrateRecoversItsEfficiencyAndLatency) {
   EXPECT_NEAR(fit["collective.efficiency_nvls_tree"].get<double>(), 0.6, 0.002);
   EXPECT_NEAR(fit["collective.hop_latency_network_nvls_tree_Simple_s"].get<double>(), 20e-6, 0.3e-6);
   EXPECT_FALSE(fit.contains("collective.efficiency_nvls"));
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(d.path() + "/fit.json"))["held_out_points"], "every 3rd point of each case, by size");
 }
 
 // NVLS_TREE bound by the network: 2 x 8 H100 with 25 Gb/s NICs. Each of the 8 heads' NICs
