@@ -1256,6 +1256,10 @@ TEST(Cli, BadInputIrKeysAlgorithmAndTypes) {
     });
     expect_input_error(r, ir + ": streams[1].device: device 1, streams[0] device 0: composim replays one GPU per workload");
   }
+  {  // a communicator's rank beyond the job: the error lists its ranks
+    const auto [r, ir] = run_edited_ir(tmp, "rank_beyond", [](json& d) { d["communicators"][0]["ranks"] = {0, 5}; });
+    expect_input_error(r, ir + ": communicator \"0\": rank 5 is not a rank of the job (world size 2); its ranks: [0, 5]");
+  }
   {  // NVLS and NVLS_TREE run only in Simple: a name that says LL is not NCCL's
     const auto [r, ir] = run_edited_ir(tmp, "nvls_tree_ll", [](json& d) {
       d["collectives"][2]["algorithm"] = "NVLS_TREE";

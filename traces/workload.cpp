@@ -81,8 +81,15 @@ void Workload::check() const {
     std::vector<int> sorted = c.ranks;
     std::sort(sorted.begin(), sorted.end());
     for (size_t k = 0; k < sorted.size(); ++k) {
-      if (sorted[k] < 0 || sorted[k] >= world_size)
-        input_error(source, place, "rank " + std::to_string(sorted[k]) + " is not a rank of the job (world size " + std::to_string(world_size) + ")");
+      if (sorted[k] < 0 || sorted[k] >= world_size) {
+        std::string list;
+        for (size_t j = 0; j < c.ranks.size() && j < 16; ++j) list += (j ? ", " : "") + std::to_string(c.ranks[j]);
+        if (c.ranks.size() > 16) list += ", ... (" + std::to_string(c.ranks.size()) + " ranks)";
+        input_error(source, place,
+                    "rank " + std::to_string(sorted[k]) + " is not a rank of the job (world size " + std::to_string(world_size) + "); its ranks: [" + list +
+                        "]" +
+                        (format.rfind("kineto", 0) == 0 ? " (a cut-short \"Process Group Ranks\" is continued in its steps)" : ""));
+      }
       if (k > 0 && sorted[k] == sorted[k - 1]) input_error(source, place, "rank " + std::to_string(sorted[k]) + " is listed twice");
     }
   }
