@@ -576,12 +576,32 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
       auto it = nic_index.find(topo::nearest_nic(topo_, gpu));
       return it == nic_index.end() ? -1 : it->second;
     };
+    // The rails wanted: the c-th spread GPU's, or where an earlier ring has that one (NICs
+    // that all hang off one CPU are the nearest of several spread GPUs), the next rail not
+    // yet used that a GPU of the smallest machine is on: one NIC per ring, as NCCL's search
+    // gives each channel its own NIC.
+    std::vector<int> wants;
+    {
+      std::set<int> rails_present;
+      for (int g : local[small])
+        if (rail(g) >= 0) rails_present.insert(rail(g));
+      for (size_t c = 0; c < R; ++c) {
+        int want = rail(local[small][c * local[small].size() / R]);
+        if (std::find(wants.begin(), wants.end(), want) != wants.end())
+          for (int r : rails_present)
+            if (std::find(wants.begin(), wants.end(), r) == wants.end()) {
+              want = r;
+              break;
+            }
+        wants.push_back(want);
+      }
+    }
     entry_pos.assign(machines, {});
     for (size_t m = 0; m < machines; ++m) {
       const auto& l = local[m];
       std::vector<bool> taken(l.size(), false);
       for (size_t c = 0; c < R; ++c) {
-        const int want = rail(local[small][c * local[small].size() / R]);
+        const int want = wants[c];
         size_t p = l.size();
         for (size_t k = 0; k < l.size() && p == l.size(); ++k)
           if (!taken[k] && want >= 0 && rail(l[k]) == want) p = k;

@@ -1142,7 +1142,7 @@ TEST(NvlsTree, TwoHgxH100Machines) {
   EXPECT_NE(composim::testing::collective_row("--bytes 8G --gpus 12 --topology 2x-hgx-h100-ib")[8], "NVLS_TREE");
 }
 
-// Heads are one per NIC. With NICs 4-7 removed from both machines (NICs 0-3, all on the
+// Heads (and rings) are one per NIC. With NICs 4-7 removed from both machines (NICs 0-3, all on the
 // first CPU's switches), GPUs 4-7 share those NICs; the 4 heads still use 4 NICs, each
 // carrying S/4 each way at 48.5 GB/s of payload: 4 GiB takes 51 us + 4 GiB / 4 / 48.5 GB/s
 // (network-bound; the GPUs' NVLink would take 14.9 ms). Picking heads by evenly spread GPUs
@@ -1166,6 +1166,12 @@ TEST(NvlsTree, OneHeadPerNic) {
   EXPECT_EQ(r[10], "4");
   const double t_us = 51.0 + 4294967296.0 / 4 / 48.5e9 * 1e6;
   EXPECT_NEAR(std::stod(r[5]), t_us, 0.01 * t_us);
+  // The rings too take one NIC each: 4 rings, each NIC carrying 2(n-1)/n x S/4 each way (they
+  // had shared NIC 0: 83 ms).
+  auto ring = composim::testing::collective_row("--bytes 4G --algo ring --proto Simple --topology " + topo);
+  EXPECT_EQ(ring[10], "4");
+  const double ring_us = 2.0 * 15 / 16 * 4294967296.0 / 4 / 48.5e9 * 1e6;
+  EXPECT_NEAR(std::stod(ring[5]), ring_us, 0.01 * ring_us);
 }
 
 // A trace's NCCL 2.19+ kernel name says which algorithm ran, and replay keeps it: one
