@@ -1256,9 +1256,15 @@ TEST(Cli, BadInputIrKeysAlgorithmAndTypes) {
     });
     expect_input_error(r, ir + ": streams[1].device: device 1, streams[0] device 0: composim replays one GPU per workload");
   }
-  {  // a communicator's rank beyond the job: the error lists its ranks
-    const auto [r, ir] = run_edited_ir(tmp, "rank_beyond", [](json& d) { d["communicators"][0]["ranks"] = {0, 5}; });
-    expect_input_error(r, ir + ": communicator \"0\": rank 5 is not a rank of the job (world size 2); its ranks: [0, 5]");
+  {  // a cut-short rank list that reaches beyond the job: the error lists the ranks it gives
+    json t = read_json(example(0));
+    t["distributedInfo"].erase("pg_config");
+    for (auto& e : t["traceEvents"])
+      if (e.contains("args") && e["args"].contains("Process Group Ranks")) e["args"]["Process Group Ranks"] = "[0, 5, ...]";
+    const std::string beyond = tmp.write("beyond.json", t.dump());
+    expect_input_error(run_cli("run --trace " + q(beyond) + " --topology dgx-a100"),
+                       beyond + ": communicator \"0\": rank 5 is not a rank of the job (world size 2); its ranks: [0, 5] (a cut-short \"Process Group Ranks\" is "
+                                "continued in its steps)");
   }
   {  // NVLS and NVLS_TREE run only in Simple: a name that says LL is not NCCL's
     const auto [r, ir] = run_edited_ir(tmp, "nvls_tree_ll", [](json& d) {

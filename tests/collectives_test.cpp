@@ -1242,14 +1242,16 @@ TEST(NvlsTree, ReplayKeepsTheTracesAlgorithm) {
       << r.out;
 }
 
-// calibrate on NVLS_TREE: composim's own 2 x 8 H100 sweep (16 MiB-8 GiB, all NVLS_TREE) with
-// efficiency_nvls_tree 0.6 and 20 us network steps is fitted from the defaults (0.687, 14
-// us): both come back; 2 machines give one step count (2), so NVLS's 23 us base is kept.
-TEST(NvlsTree, CalibrateRecoversItsEfficiencyAndLatency) {
-  composim::testing::TempDir d;
-  const auto truth = d.write("truth.json", R"({"params": {"collective.efficiency_nvls_tree": 0.6, "collective.hop_latency_network_nvls_tree_Simple_s": 20e-6}})");
-  auto r = composim::testing::run_cli("collective --bytes 16M:8G --step-factor 2 --topology 2x-hgx-h100-ib --params " + truth + " --out " + d.path() + "/truth");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+namespace {
+// composim's own sweep as a measured case for calibrate: `collective <sweep> --params
+// <truth>` is run, its rows (each with `expect` in CSV column `column`: the algorithm, 8, or
+// the link class, 12) become DIR/data/measured/nccl_tests.csv, and DIR/self.json runs
+// `topology` with `args`. Returns the case file and the number of rows.
+std::pair<std::string, int> self_measured_case(const composim::testing::TempDir& d, const std::string& truth, const std::string& sweep,
+                                               const std::string& topology, const nlohmann::json& args, size_t column, const std::string& expect) {
+  const auto params = d.write("truth.json", truth);
+  auto r = composim::testing::run_cli("collective " + sweep + " --topology " + topology + " --params " + params + " --out " + d.path() + "/truth");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   std::ifstream in(d.path() + "/truth/collective.csv");
   std::string line;
   std::getline(in, line);
@@ -1259,19 +1261,40 @@ TEST(NvlsTree, CalibrateRecoversItsEfficiencyAndLatency) {
     std::vector<std::string> f;
     std::stringstream ss(line);
     for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-    ASSERT_EQ(f[8], "NVLS_TREE") << line;
+    EXPECT_EQ(f.at(column), expect) << line;
     csv += "self," + f[2] + "," + f[5] + "," + f[7] + "\n";
     ++rows;
   }
-  EXPECT_EQ(rows, 10);
   std::filesystem::create_directories(d.path() + "/data/measured");
   std::ofstream(d.path() + "/data/measured/nccl_tests.csv") << csv;
-  const auto c = d.write("self.json", R"x({"name": "self", "category": "collective", "description": "composim's own NVLS_TREE sweep",
-    "source": {"hardware": "2 x 8 H100 (synthetic)"}, "run": {"kind": "collective", "op": "all_reduce", "topology": "2x-hgx-h100-ib", "args": []},
-    "measured": {"kind": "nccl-tests-csv", "file": "measured/nccl_tests.csv", "source_id": "self"}, "tolerance": {"busbw_pct": 10, "time_pct_below_1MiB": 25}})x");
-  r = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/fit.json");
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  const auto fit = nlohmann::json::parse(std::ifstream(d.path() + "/fit.json"))["params"];
+  const nlohmann::json c = {{"name", "self"},
+                            {"category", "collective"},
+                            {"description", "composim's own sweep"},
+                            {"source", {{"hardware", "synthetic"}}},
+                            {"run", {{"kind", "collective"}, {"op", "all_reduce"}, {"topology", topology}, {"args", args}}},
+                            {"measured", {{"kind", "nccl-tests-csv"}, {"file", "measured/nccl_tests.csv"}, {"source_id", "self"}}},
+                            {"tolerance", {{"busbw_pct", 10}, {"time_pct_below_1MiB", 25}}}};
+  return {d.write("self.json", c.dump()), rows};
+}
+
+// calibrate --fit `c` on DIR/data, writing DIR/fit.json; its "params".
+nlohmann::json calibrated(const composim::testing::TempDir& d, const std::string& c) {
+  auto r = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/fit.json");
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  return nlohmann::json::parse(std::ifstream(d.path() + "/fit.json"))["params"];
+}
+}  // namespace
+
+// calibrate on NVLS_TREE: composim's own 2 x 8 H100 sweep (16 MiB-8 GiB, all NVLS_TREE) with
+// efficiency_nvls_tree 0.6 and 20 us network steps is fitted from the defaults (0.687, 14
+// us): both come back; 2 machines give one step count (2), so NVLS's 23 us base is kept.
+TEST(NvlsTree, CalibrateRecoversItsEfficiencyAndLatency) {
+  composim::testing::TempDir d;
+  const auto [c, rows] = self_measured_case(
+      d, R"({"params": {"collective.efficiency_nvls_tree": 0.6, "collective.hop_latency_network_nvls_tree_Simple_s": 20e-6}})",
+      "--bytes 16M:8G --step-factor 2", "2x-hgx-h100-ib", nlohmann::json::array(), 8, "NVLS_TREE");
+  EXPECT_EQ(rows, 10);
+  const auto fit = calibrated(d, c);
   EXPECT_NEAR(fit["collective.efficiency_nvls_tree"].get<double>(), 0.6, 0.002);
   EXPECT_NEAR(fit["collective.hop_latency_network_nvls_tree_Simple_s"].get<double>(), 20e-6, 0.3e-6);
   EXPECT_FALSE(fit.contains("collective.efficiency_nvls"));
@@ -1297,30 +1320,10 @@ TEST(NvlsTree, NetworkBoundFitsTheNetworksEfficiency) {
   EXPECT_EQ(r[12], "network");
   EXPECT_EQ(composim::testing::collective_row("--bytes 1G --topology 2x-hgx-h100-ib")[12], "nvlink");
 
-  const auto truth = d.write("truth.json", R"({"params": {"network.efficiency": 0.8}})");
-  auto run = composim::testing::run_cli("collective --bytes 64M:8G --step-factor 2 --algo nvlstree --topology " + topo + " --params " + truth + " --out " +
-                                        d.path() + "/truth");
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  std::ifstream in(d.path() + "/truth/collective.csv");
-  std::string line;
-  std::getline(in, line);
-  std::string csv = "source_id,bytes,time_us,busbw_GBps\n";
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-    ASSERT_EQ(f[12], "network") << line;
-    csv += "self," + f[2] + "," + f[5] + "," + f[7] + "\n";
-  }
-  std::filesystem::create_directories(d.path() + "/data/measured");
-  std::ofstream(d.path() + "/data/measured/nccl_tests.csv") << csv;
-  const auto c = d.write("self.json", R"x({"name": "self", "category": "collective", "description": "composim's own network-bound NVLS_TREE sweep",
-    "source": {"hardware": "2 x 8 H100, 25 Gb/s NICs (synthetic)"}, "run": {"kind": "collective", "op": "all_reduce", "topology": ")x" + topo +
-                                                                 R"x(", "args": ["--algo", "nvlstree"]},
-    "measured": {"kind": "nccl-tests-csv", "file": "measured/nccl_tests.csv", "source_id": "self"}, "tolerance": {"busbw_pct": 10, "time_pct_below_1MiB": 25}})x");
-  run = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/fit.json");
-  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
-  const auto fit = nlohmann::json::parse(std::ifstream(d.path() + "/fit.json"))["params"];
+  const auto [c, rows] = self_measured_case(d, R"({"params": {"network.efficiency": 0.8}})", "--bytes 64M:8G --step-factor 2 --algo nvlstree", topo,
+                                            {"--algo", "nvlstree"}, 12, "network");
+  EXPECT_EQ(rows, 8);
+  const auto fit = calibrated(d, c);
   EXPECT_NEAR(fit["network.efficiency"].get<double>(), 0.8, 0.002);
   EXPECT_FALSE(fit.contains("collective.efficiency_nvls_tree"));
 }
@@ -1330,32 +1333,10 @@ TEST(NvlsTree, NetworkBoundFitsTheNetworksEfficiency) {
 // 23 us): both come back, and the NVLink efficiency, unseen by NVLS-only rows, is untouched.
 TEST(Nvls, CalibrateRecoversItsEfficiencyAndLatency) {
   composim::testing::TempDir d;
-  const auto truth = d.write("truth.json", R"({"params": {"collective.efficiency_nvls": 0.7, "collective.base_latency_nvls_Simple_s": 30e-6}})");
-  auto r = composim::testing::run_cli("collective --bytes 4M:8G --step-factor 2 --gpus 8 --topology 2x-hgx-h100-ib --params " + truth +
-                                      " --out " + d.path() + "/truth");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream in(d.path() + "/truth/collective.csv");
-  std::string line;
-  std::getline(in, line);
-  std::string csv = "source_id,bytes,time_us,busbw_GBps\n";
-  int rows = 0;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-    ASSERT_EQ(f[8], "NVLS") << line;
-    csv += "self," + f[2] + "," + f[5] + "," + f[7] + "\n";
-    ++rows;
-  }
+  const auto [c, rows] = self_measured_case(d, R"({"params": {"collective.efficiency_nvls": 0.7, "collective.base_latency_nvls_Simple_s": 30e-6}})",
+                                            "--bytes 4M:8G --step-factor 2 --gpus 8", "2x-hgx-h100-ib", {"--gpus", "8"}, 8, "NVLS");
   EXPECT_EQ(rows, 12);
-  std::filesystem::create_directories(d.path() + "/data/measured");
-  std::ofstream(d.path() + "/data/measured/nccl_tests.csv") << csv;
-  const auto c = d.write("self.json", R"x({"name": "self", "category": "collective", "description": "composim's own NVLS sweep",
-    "source": {"hardware": "8 x H100 (synthetic)"}, "run": {"kind": "collective", "op": "all_reduce", "topology": "2x-hgx-h100-ib", "args": ["--gpus", "8"]},
-    "measured": {"kind": "nccl-tests-csv", "file": "measured/nccl_tests.csv", "source_id": "self"}, "tolerance": {"busbw_pct": 10, "time_pct_below_1MiB": 25}})x");
-  r = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/fit.json");
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  const auto fit = nlohmann::json::parse(std::ifstream(d.path() + "/fit.json"))["params"];
+  const auto fit = calibrated(d, c);
   EXPECT_NEAR(fit["collective.efficiency_nvls"].get<double>(), 0.7, 0.002);
   EXPECT_NEAR(fit["collective.base_latency_nvls_Simple_s"].get<double>(), 30e-6, 0.3e-6);
   EXPECT_FALSE(fit.contains("nvlink.payload_efficiency_gen4"));
@@ -1363,7 +1344,8 @@ TEST(Nvls, CalibrateRecoversItsEfficiencyAndLatency) {
   // The same sweep 200 times slower fits an efficiency of 0.0035, which no parameter file may
   // hold (under 1%): calibrate says so instead of writing a file no run could load.
   std::stringstream slow;
-  std::stringstream fast(csv);
+  std::ifstream fast(d.path() + "/data/measured/nccl_tests.csv");
+  std::string line;
   std::getline(fast, line);
   slow << line << "\n";
   while (std::getline(fast, line)) {
@@ -1372,8 +1354,9 @@ TEST(Nvls, CalibrateRecoversItsEfficiencyAndLatency) {
     for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
     slow << f[0] << "," << f[1] << "," << std::stod(f[2]) * 200 << "," << std::stod(f[3]) / 200 << "\n";
   }
+  fast.close();
   std::ofstream(d.path() + "/data/measured/nccl_tests.csv") << slow.str();
-  r = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/slow.json");
+  auto r = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/slow.json");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("calibrate: the fit gives collective.efficiency_nvls = 0.0035"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("in force"), std::string::npos) << "a table before the error: " << r.out;
