@@ -1174,28 +1174,38 @@ TEST(NvlsTree, OneHeadPerNic) {
   EXPECT_NEAR(std::stod(ring[5]), ring_us, 0.01 * ring_us);
 }
 
+namespace {
+// One all-reduce of `nelems` floats on `ranks` H100 ranks, named by the NCCL 2.19+ kernel
+// ncclDevKernel_AllReduce_Sum_f32_<kernel>, replayed on 2x-hgx-h100-ib (out in DIR/<kernel>):
+// the collective's duration on the timeline, in us.
+double replayed_kernel_us(const composim::testing::TempDir& d, const std::string& kernel, int ranks, long long nelems) {
+  const std::string trace = d.path() + "/" + kernel + ".json";
+  std::string list;
+  for (int r = 0; r < ranks; ++r) list += (r ? ", " : "") + std::to_string(r);
+  std::ofstream(trace) << R"({"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3"}],)"
+                       << R"("distributedInfo":{"rank":0,"world_size":)" << ranks << R"(,"pg_config":[{"pg_name":"0","backend_config":"cuda:nccl","ranks":[)" << list
+                       << "]}]}," << R"("traceEvents":[)"
+                       << R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":5,"args":{"correlation":1}},)"
+                       << R"({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_)" << kernel
+                       << R"x((ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":20,"ts":7,"dur":5000,"args":{"device":0,"stream":20,"correlation":1,)x"
+                       << R"("Collective name":"allreduce","In msg nelems":)" << nelems << R"(,"dtype":"Float","Group size":)" << ranks
+                       << R"(,"Process Group Name":"0","Process Group Ranks":"[)" << list << R"(]"}}]})";
+  auto r = composim::testing::run_cli("run --trace " + trace + " --topology 2x-hgx-h100-ib --out " + d.path() + "/" + kernel);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(d.path() + "/" + kernel + "/timeline.json");
+  const auto doc = nlohmann::json::parse(in);
+  for (const auto& e : doc["traceEvents"])
+    if (e.value("cat", "") == "collective") return e["dur"].get<double>();
+  return -1.0;
+}
+}  // namespace
+
 // A trace's NCCL 2.19+ kernel name says which algorithm ran, and replay keeps it: one
 // all-reduce of 1 GiB on 8 H100s of an HGX, named RING_SIMPLE, replays at the time of
 // `collective --algo ring --proto Simple`; named NVLS_SIMPLE, at that of `--algo nvls`.
 TEST(Nvls, ReplayKeepsTheTracesAlgorithm) {
   composim::testing::TempDir d;
-  auto kernel_time_us = [&](const std::string& kernel) {
-    const std::string trace = d.path() + "/" + kernel + ".json";
-    std::ofstream(trace) << R"({"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3"}],)"
-                         << R"("distributedInfo":{"rank":0,"world_size":8,"pg_config":[{"pg_name":"0","backend_config":"cuda:nccl","ranks":[0,1,2,3,4,5,6,7]}]},)"
-                         << R"("traceEvents":[)"
-                         << R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":5,"args":{"correlation":1}},)"
-                         << R"({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_)" << kernel
-                         << R"x((ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":20,"ts":7,"dur":5000,"args":{"device":0,"stream":20,"correlation":1,)x"
-                         << R"("Collective name":"allreduce","In msg nelems":268435456,"dtype":"Float","Group size":8,"Process Group Name":"0","Process Group Ranks":"[0, 1, 2, 3, 4, 5, 6, 7]"}}]})";
-    auto r = composim::testing::run_cli("run --trace " + trace + " --topology 2x-hgx-h100-ib --out " + d.path() + "/" + kernel);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    std::ifstream in(d.path() + "/" + kernel + "/timeline.json");
-    const auto doc = nlohmann::json::parse(in);
-    for (const auto& e : doc["traceEvents"])
-      if (e.value("cat", "") == "collective") return e["dur"].get<double>();
-    return -1.0;
-  };
+  auto kernel_time_us = [&](const std::string& kernel) { return replayed_kernel_us(d, kernel, 8, 268435456); };
   const double ring_us = std::stod(composim::testing::collective_row("--bytes 1G --gpus 8 --topology 2x-hgx-h100-ib --algo ring --proto Simple")[5]);
   const double nvls_us = std::stod(composim::testing::collective_row("--bytes 1G --gpus 8 --topology 2x-hgx-h100-ib --algo nvls")[5]);
   EXPECT_LT(nvls_us, 0.8 * ring_us);
@@ -1207,26 +1217,7 @@ TEST(Nvls, ReplayKeepsTheTracesAlgorithm) {
 // of `--algo nvlstree`, named RING_SIMPLE at that of `--algo ring --proto Simple`.
 TEST(NvlsTree, ReplayKeepsTheTracesAlgorithm) {
   composim::testing::TempDir d;
-  auto kernel_time_us = [&](const std::string& kernel) {
-    const std::string trace = d.path() + "/" + kernel + ".json";
-    std::string ranks;
-    for (int r = 0; r < 16; ++r) ranks += (r ? ", " : "") + std::to_string(r);
-    std::ofstream(trace) << R"({"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3"}],)"
-                         << R"("distributedInfo":{"rank":0,"world_size":16,"pg_config":[{"pg_name":"0","backend_config":"cuda:nccl","ranks":[)" << ranks << "]}]},"
-                         << R"("traceEvents":[)"
-                         << R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":5,"args":{"correlation":1}},)"
-                         << R"({"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_)" << kernel
-                         << R"x((ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":20,"ts":7,"dur":5000,"args":{"device":0,"stream":20,"correlation":1,)x"
-                         << R"("Collective name":"allreduce","In msg nelems":131072,"dtype":"Float","Group size":16,"Process Group Name":"0","Process Group Ranks":"[)"
-                         << ranks << R"(]"}}]})";
-    auto r = composim::testing::run_cli("run --trace " + trace + " --topology 2x-hgx-h100-ib --out " + d.path() + "/" + kernel);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    std::ifstream in(d.path() + "/" + kernel + "/timeline.json");
-    const auto doc = nlohmann::json::parse(in);
-    for (const auto& e : doc["traceEvents"])
-      if (e.value("cat", "") == "collective") return e["dur"].get<double>();
-    return -1.0;
-  };
+  auto kernel_time_us = [&](const std::string& kernel) { return replayed_kernel_us(d, kernel, 16, 131072); };
   const double ring_us = std::stod(composim::testing::collective_row("--bytes 512K --topology 2x-hgx-h100-ib --algo ring --proto Simple")[5]);
   const double tree_us = std::stod(composim::testing::collective_row("--bytes 512K --topology 2x-hgx-h100-ib --algo nvlstree")[5]);
   // NCCL's tuner would take the tree in LL128 at this size: the name is what makes it NVLS_TREE.
