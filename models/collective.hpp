@@ -306,7 +306,7 @@ double nvls_tuner_busbw_Bps(int n, double gpu_rated_Bps);
 
 // NVLS_TREE: all-reduce across machines of NVSwitch gen3+ GPUs (NCCL 2.18+, the default for
 // large all-reduces on H100 clusters with NVLS). In each machine the GPUs reduce through the
-// switch as NVLS does (S(k+1)/k each way per GPU on k GPUs); H head GPUs, one per NIC rail
+// switch as NVLS does (S(k+1)/k each way per GPU on k GPUs); H head GPUs, one per NIC
 // ("NVLS Head" in NCCL's log, one per NIC: NVIDIA/nccl #1357), each own 1/H of the data and
 // run NCCL's double binary tree between machines with it (S/H up and down per head on 2
 // machines; up to 2S/H on an interior machine of the tree and its twin); the result is

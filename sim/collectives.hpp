@@ -60,10 +60,11 @@
 // loads every GPU's up- and down-link as the switch's reduce and multicast do.
 //
 // NVLS_TREE (all-reduce across machines, each of 3 or more GPUs of compute capability 9.0+
-// on NVSwitch gen3+; NCCL 2.18+): the same flows in every machine at
-// collective::nvls_tree_efficiency(), and between machines, for each head (the GPU on NIC
-// rail c, c < the machines' NICs), NCCL's binary tree over machines and its twin, each edge
-// carrying S/(2H) up and down; NCCL's latency (collective::nvls_tree_latency_s()).
+// on NVSwitch gen3+, as many in each; NCCL 2.18+): the same flows in every machine at
+// collective::nvls_tree_efficiency(), and between machines, for each of H heads (one per NIC:
+// the first GPU whose nearest NIC it is), NCCL's binary tree over machines and its twin, one
+// flow per edge carrying S/(2H) up and one down; NCCL's latency
+// (collective::nvls_tree_latency_s()). The plan's link class is the part that binds.
 //
 // Known approximations: NCCL's per-channel caps (LL128, trees) are applied only across
 // machines (inside one, composim's ring search finds one ring at an NVSwitch's full speed where NCCL
