@@ -131,6 +131,8 @@ NcclKernelInfo parse_nccl_kernel_name(std::string_view name) {
   return info;
 }
 
+bool runs_only_in_simple(std::string_view algorithm_name) { return algorithm_name == "NVLS" || algorithm_name == "NVLS_TREE"; }
+
 bool is_nccl_algorithm_name(std::string_view name) {
   for (std::string_view rest = kNcclAlgorithmNames; !rest.empty();) {
     const auto comma = rest.find(", ");
@@ -362,9 +364,13 @@ double nvls_tree_tuner_busbw_Bps(int heads, int machines, double gpu_rated_Bps, 
 double nvls_tree_latency_s(int machines, double plugin_latency_s) {
   static const double intra = param("collective.base_latency_nvls_Simple_s");
   static const double hop = param("collective.hop_latency_network_nvls_tree_Simple_s");
-  int log2_machines = 0;
-  for (int m = machines; m > 1; m >>= 1) ++log2_machines;
-  return intra + 2.0 * log2_machines * (hop + 2 * plugin_latency_s);
+  return intra + nvls_tree_network_steps(machines) * (hop + 2 * plugin_latency_s);
+}
+
+int nvls_tree_network_steps(int machines) {
+  int steps = 0;
+  for (int m = machines; m > 1; m >>= 1) steps += 2;
+  return steps;
 }
 
 double busbw_factor(Kind kind, int n) {

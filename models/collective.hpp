@@ -78,6 +78,8 @@ NcclKernelInfo parse_nccl_kernel_name(std::string_view name);
 // not empty), comma-separated for messages; is_nccl_algorithm_name() tests one.
 inline constexpr const char* kNcclAlgorithmNames = "RING, TREE, NVLS, NVLS_TREE, COLLNET, COLLNET_DIRECT, COLLNET_CHAIN, PAT";
 bool is_nccl_algorithm_name(std::string_view name);
+// Whether NCCL runs the named algorithm only in Simple (NVLS, NVLS_TREE).
+bool runs_only_in_simple(std::string_view algorithm_name);
 
 // Size in bytes of one element of a profiler dtype name ("Float", "BFloat16", "Half",
 // "Double", "Int", "Long", "Byte", "Char", "Bool"); 0 if unknown.
@@ -343,6 +345,8 @@ double nvls_tree_tuner_busbw_Bps(int heads, int machines, double gpu_rated_Bps, 
 // measured 46-47 us at 4 B-1 KiB (NVIDIA/nccl #1244, NCCL 2.21.5); this gives 51 us.
 // (NCCL 2.18 counted 2(machines-1) steps of 19 us, linear in the machines.)
 double nvls_tree_latency_s(int machines, double plugin_latency_s);
+// Its network steps: 2 log2(machines), rounded down as NCCL's log2i.
+int nvls_tree_network_steps(int machines);
 
 ModelInfo collective_model_info();
 

@@ -86,7 +86,8 @@ void check_param(const std::string& qualified_name, double value, const std::str
 // --nccl-buffsize) changed, in name order.
 std::vector<std::pair<std::string, double>> overridden_params();
 
-// The same as one line, "name=value; name=value" (%.9g), for outputs to record what a run
+// The same as one line, "name=value; name=value" (each value exact: the shortest of %.15g
+// and %.17g that reads back as it), for outputs to record what a run
 // was computed with; "" when nothing was changed.
 std::string format_overridden_params();
 

@@ -1188,8 +1188,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.latency_s = collective::nvls_tree_latency_s(M, s.nccl_net_latency_s);
     p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;
     p.steps = 1;
-    p.hop_steps = 0;  // the network steps of nvls_tree_latency_s(): 2 log2(machines), whatever the link class
-    for (int m = M; m > 1; m >>= 1) p.hop_steps += 2;
+    p.hop_steps = collective::nvls_tree_network_steps(M);  // whatever the link class
     return p;
   }
   // What runs: the efficiencies achieved, no tuner caps, as a fraction of the structure's

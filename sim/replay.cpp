@@ -1049,8 +1049,7 @@ ReplayResult Replay::run() {
     }
     // NCCL >= 2.19 kernel names say which protocol and algorithm ran: both are kept (NVLS and
     // NVLS_TREE where this topology can run them; elsewhere the tuner chooses among the
-    // rest). Older
-    // names give the kernel's entry point, not what ran.
+    // rest, with a note). Older names give the kernel's entry point, not what ran.
     std::optional<collective::Protocol> proto;
     std::optional<collective::Algorithm> algo;
     if (inst.protocol_from_trace) {

@@ -174,13 +174,6 @@ bool parse_rank_list(const std::string& s, std::vector<int>& ranks, bool* trunca
   return true;
 }
 
-// "0, 1, 2" for error messages and notes.
-std::string rank_list(const std::vector<int>& ranks) {
-  std::string s;
-  for (int r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
-  return s;
-}
-
 // Whether two rank lists name the same ranks, in any order.
 bool same_members(std::vector<int> a, std::vector<int> b) {
   std::sort(a.begin(), a.end());
@@ -685,7 +678,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         c.protocol_from_trace = nccl.protocol_reliable;
         // NCCL runs NVLS and NVLS_TREE only in Simple: a kernel name that says otherwise is
         // not NCCL's.
-        if (c.protocol_from_trace && (c.algorithm == "NVLS" || c.algorithm == "NVLS_TREE") && c.protocol != collective::Protocol::simple)
+        if (c.protocol_from_trace && collective::runs_only_in_simple(c.algorithm) && c.protocol != collective::Protocol::simple)
           input_error(path, "traceEvents[" + std::to_string(static_cast<size_t>(g.ev - &(*events)[0])) + "].name",
                       "kernel \"" + shown_text(name) + "\" names " + c.algorithm + " in " + std::string(collective::to_string(c.protocol)) +
                           ", which NCCL runs only in Simple");
@@ -726,7 +719,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
           if (const auto mine = members(); !mine.empty() && !same_members(mine, known))
             input_error(path, args_place,
                         "\"Process Group Ranks\" = \"" + shown_text(get_str(a, "Process Group Ranks")) + "\" but process group \"" + shown_text(pg) + "\" has ranks [" +
-                            rank_list(known) + "]" + given_in);
+                            rank_list_text(known) + "]" + given_in);
           if (c.group_size > 0 && static_cast<size_t>(c.group_size) != known.size())
             input_error(path, args_place,
                         "\"Group size\" = " + std::to_string(c.group_size) + " but process group \"" + pg + "\" has " +
@@ -954,7 +947,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
                       " consecutive ranks cannot make up the job");
     const int first = w.rank / size * size;
     for (int m = first; m < first + size; ++m) comm.ranks.push_back(m);
-    const std::string list = size <= 4 ? "[" + rank_list(comm.ranks) + "]"
+    const std::string list = size <= 4 ? "[" + rank_list_text(comm.ranks) + "]"
                                        : "[" + std::to_string(first) + ", " + std::to_string(first + 1) + ", ..., " + std::to_string(first + size - 1) + "]";
     if (auto sh = shown_ranks.find(static_cast<std::int32_t>(ci)); sh != shown_ranks.end())
       for (int r : sh->second.first)

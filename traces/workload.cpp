@@ -18,6 +18,13 @@ std::string_view to_string(GpuOpKind k) {
   return "?";
 }
 
+std::string rank_list_text(const std::vector<int>& ranks, std::size_t max_shown) {
+  std::string s;
+  for (std::size_t i = 0; i < ranks.size() && i < max_shown; ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (ranks.size() > max_shown) s += ", ... (" + std::to_string(ranks.size()) + " ranks)";
+  return s;
+}
+
 std::string_view to_string(CopyKind k) {
   switch (k) {
     case CopyKind::none: return "none";
@@ -82,12 +89,9 @@ void Workload::check() const {
     std::sort(sorted.begin(), sorted.end());
     for (size_t k = 0; k < sorted.size(); ++k) {
       if (sorted[k] < 0 || sorted[k] >= world_size) {
-        std::string list;
-        for (size_t j = 0; j < c.ranks.size() && j < 16; ++j) list += (j ? ", " : "") + std::to_string(c.ranks[j]);
-        if (c.ranks.size() > 16) list += ", ... (" + std::to_string(c.ranks.size()) + " ranks)";
         input_error(source, place,
-                    "rank " + std::to_string(sorted[k]) + " is not a rank of the job (world size " + std::to_string(world_size) + "); its ranks: [" + list +
-                        "]" +
+                    "rank " + std::to_string(sorted[k]) + " is not a rank of the job (world size " + std::to_string(world_size) + "); its ranks: [" +
+                        rank_list_text(c.ranks, 16) + "]" +
                         (format.rfind("kineto", 0) == 0 ? " (a cut-short \"Process Group Ranks\" is continued in its steps)" : ""));
       }
       if (k > 0 && sorted[k] == sorted[k - 1]) input_error(source, place, "rank " + std::to_string(sorted[k]) + " is listed twice");

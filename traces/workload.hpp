@@ -34,6 +34,10 @@ enum class CopyKind : std::uint8_t { none, htod, dtoh, dtod, ptop, htoh };
 std::string_view to_string(GpuOpKind k);
 std::string_view to_string(CopyKind k);
 
+// Ranks as messages and notes print them: "0, 1, 2", the first `max_shown` then
+// ", ... (N ranks)".
+std::string rank_list_text(const std::vector<int>& ranks, std::size_t max_shown = SIZE_MAX);
+
 struct CpuOp {
   std::uint32_t name = 0;         // index into Workload::names
   std::int64_t ts_ns = 0, dur_ns = 0;

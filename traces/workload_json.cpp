@@ -317,7 +317,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
       r.fail(place, e.what());
     }
     c.protocol_from_trace = r.boolean(o, "protocol_from_trace", place, false);
-    if (c.protocol_from_trace && (c.algorithm == "NVLS" || c.algorithm == "NVLS_TREE") && c.protocol != collective::Protocol::simple)
+    if (c.protocol_from_trace && collective::runs_only_in_simple(c.algorithm) && c.protocol != collective::Protocol::simple)
       r.fail(place + ".protocol", c.algorithm + " in " + std::string(collective::to_string(c.protocol)) + ": NCCL runs NVLS and NVLS_TREE only in Simple");
     c.gpu_op = static_cast<std::int32_t>(r.integer(o, "gpu_op", place, 0, n_gpu - 1));
     if (w.gpu_ops[c.gpu_op].collective != static_cast<std::int32_t>(i))
