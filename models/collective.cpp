@@ -256,6 +256,10 @@ double tree_max_busbw_per_channel_Bps(int compute_capability, int machines) {
   return param(std::string("collective.tree_max_busbw_per_channel_") + tuner_generation(compute_capability) + "_" + tuner_scale(machines) + "_Bps");
 }
 
+double tree_channel_hop_max_Bps(int compute_capability, int machines) {
+  return tree_max_busbw_per_channel_Bps(compute_capability, machines) / 2;  // the tree and its mirror
+}
+
 double ll128_max_busbw_per_channel_Bps(int compute_capability) {
   if (compute_capability >= 100) return INFINITY;
   return param(std::string("collective.ll128_max_busbw_per_channel_") + tuner_generation(compute_capability) + "_Bps");
@@ -463,8 +467,8 @@ ModelInfo collective_model_info() {
     for (int n = 0; n < 2; ++n)
       m.params.push_back({std::string("tree_max_busbw_per_channel_") + kGeneration[g] + "_" + kScale[n] + "_Bps", "B/s", kPerChMaxTreeBw_GBps[g][n] * 1e9,
                           std::string("the tuner's tree bus bandwidth per searched channel, ") + kGeneration[g] + (g == 2 ? " (9.x; none on Blackwell)" : "") + ", " + kScaleText[n] +
-                              "; choice only",
-                          "NCCL tuning.cc perChMaxTreeBws (2.17-2.18)", ParamSetting::rate});
+                              "; its half caps one tree channel's hop rate (tree_channel_hop_max_Bps)",
+                          "NCCL tuning.cc perChMaxTreeBws (2.17-2.18; Hopper on 2 machines 41.4 in every version to 2.28)", ParamSetting::rate});
   for (int a = 0; a < 2; ++a)
     for (int p = 0; p < 3; ++p) {
       m.params.push_back({std::string("base_latency_") + kAlgo[a] + "_" + kProto[p] + "_s", "s", kBaseLat_us[a][p] * 1e-6,

@@ -191,6 +191,20 @@ double tuner_busbw_cap_Bps(int compute_capability);
 // collective.tree_max_busbw_per_channel_{volta,ampere,hopper}_{2nodes,4nodes}_Bps.
 double tree_max_busbw_per_channel_Bps(int compute_capability, int machines);
 //
+// tree_channel_hop_max_Bps(): the most one tree channel moves over one hop across machines,
+// at the rates trees achieve (after tree_efficiency()), in the chunks' trip up and down the
+// tree and in the steady flows alike. NCCL computes a tree's busBw as nChannels x bw, bw the
+// link bandwidth one searched channel takes on every hop, and caps it as min(busBw x 0.92,
+// nChannels x perChMaxTreeBw) (tuning.cc 2.17-2.28): the table is thus one
+// searched channel's hop rate, in the units of bw x 0.92; NCCL runs each searched channel as
+// two (the tree and its mirror, ncclTopoPostset) on the same links, so one channel gets
+// half: tree_max_busbw_per_channel_Bps() / 2 (Hopper, 2 machines: 20.7 GB/s). Reading the
+// table as a per-hop rate, not as a cap on NCCL's estimate only, is composim's; the 2 x 8
+// H100 TCPXO sweep's 1-16 MiB points (each channel's share one chunk, so the trip's hop rate
+// binds) are within 16% with it and 20-23% fast without it. Infinity inside one machine and on
+// Blackwell, as tree_max_busbw_per_channel_Bps().
+double tree_channel_hop_max_Bps(int compute_capability, int machines);
+//
 // ll128_max_busbw_per_channel_Bps(): LL128's busBw is at most the searched channels x this
 // (ll128MaxBwPerCh): Volta and Ampere 20, Hopper 36.7 GB/s (infinity on Blackwell). composim
 // applies it, and tree_max_busbw_per_channel_Bps(), across machines, where its rings and

@@ -811,8 +811,11 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
           for (const auto& key : resources(child, parent)) load[0][key] += per_orientation;
           for (const auto& key : resources(parent, child)) load[1][key] += per_orientation;
         }
+    // No channel's hop beyond NCCL's per-channel tree rate (across machines), which is
+    // achieved, hence over the trees' efficiency in the links' payload terms.
+    s.tree_hop_max_Bps = collective::tree_channel_hop_max_Bps(s.compute_capability, s.machines) / collective::tree_efficiency();
     auto hop_s_per_B = [&](int a, int b, int phase) {
-      double rate = INFINITY;
+      double rate = s.tree_hop_max_Bps;
       for (const auto& key : resources(a, b)) rate = std::min(rate, capacity(key) / load[phase][key]);
       return 1.0 / (rate * indirect_factor(a, b));
     };
@@ -1196,7 +1199,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   const double raw_bw = p.algorithm == Algorithm::ring ? s.ring_bw : s.tree_bw;
   const double achieved = collective::achieved_efficiency(p.protocol, kind, s.link_class == LinkClass::network, s.nvlink_generation);
   const double eff = raw_bw > 0 ? nccl_bw(p.algorithm, p.protocol, achieved, 1.0, false) / raw_bw : achieved;
-  std::map<std::pair<int, int>, double> merged;
+  std::map<std::pair<int, int>, double> merged, tree_rate;
   if (p.algorithm == Algorithm::ring) {
     // One flow per channel and hop, not merged across channels: SimGrid shares a link
     // equally among its flows (max-min), so equal channels get the equal shares the search
@@ -1223,14 +1226,24 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;
     p.steps = sched.steps;
   } else {
+    // Flows merged per hop across trees; each carries its channels' bytes, at most at those
+    // channels' hop rate (tree_hop_max_Bps, in the flow's own bytes: over eff and the hop's
+    // indirect factor, as its bytes are).
+    std::map<std::pair<int, int>, double> channels_on;
+    const double per_orientation = s.channels_per_orientation();
     for (const auto& t : s.trees) {
       const double share = t.bandwidth_Bps / s.tree_bw / 2;  // half on the tree, half on its twin
       for (const auto* edges : {&t.edges, &t.twin_edges})
         for (auto [child, parent] : *edges) {
           merged[{child, parent}] += share * in_bytes / eff / indirect_factor(child, parent);
           merged[{parent, child}] += share * in_bytes / eff / indirect_factor(parent, child);
+          channels_on[{child, parent}] += per_orientation;
+          channels_on[{parent, child}] += per_orientation;
         }
     }
+    if (std::isfinite(s.tree_hop_max_Bps))
+      for (const auto& [pair, bytes] : merged)
+        tree_rate[pair] = channels_on[pair] * s.tree_hop_max_Bps * collective::tree_efficiency() / eff / indirect_factor(pair.first, pair.second);
     p.channels = s.tree_channels;
     p.bandwidth_Bps = s.tree_bw;
     p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::tree, false, &p.hop_steps) +
@@ -1253,6 +1266,15 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     }
   }
   for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});
+  if (!tree_rate.empty()) {
+    // The channels' hop rate bounds the flows too; SimGrid 3.32 ignores Comm::set_rate on
+    // host-to-host communications, so the time it adds beyond the flows' own bound, alone
+    // on the links, comes after them (under contention, where the flows are slower anyway,
+    // this overstates the time by up to that much).
+    double capped_s = 0;
+    for (const auto& [pair, rate] : tree_rate) capped_s = std::max(capped_s, merged[pair] / rate);
+    p.processing_s += std::max(0.0, capped_s - flows_bound_s(p.flows));
+  }
   if (p.algorithm == Algorithm::tree) p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;
   return p;
 }

@@ -74,6 +74,7 @@
 // searches beyond 9 GPUs per machine use the topology's GPU order.
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -196,6 +197,9 @@ class CollectivePlanner {
     bool intra_any_nvlink = true;             // every machine's ring hops are NVLink, direct or NVB
     int tree_depth = 0;                       // every tree's steps from a leaf to the root: chain + ceil(log2 machines)
     int tree_channels = 0;                    // NCCL's channels on the trees: 2 x trees (at most kMaxChannels)
+    // One tree channel's hop rate at most, in the links' payload terms (before the trees'
+    // efficiency): collective::tree_channel_hop_max_Bps() / tree_efficiency(); infinity in one machine.
+    double tree_hop_max_Bps = INFINITY;
     // Channels per tree and orientation (the tree or its copy): 1, less where kMaxChannels caps them.
     double channels_per_orientation() const { return trees.empty() ? 0.0 : tree_channels / (2.0 * static_cast<double>(trees.size())); }
     double nccl_net_latency_s = 0;  // the largest the NICs its rings and trees cross state (net_plugin_latency_s())

@@ -376,11 +376,13 @@ TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
 // run twice (NCCL's ncclTopoPostset), the copy on the mirrored tree: 4 tree channels. Tree 0
 // climbs n1.gpu1 -> n1.gpu0 -> (rail 0) -> n0.gpu0 and comes back down; its copy crosses
 // rail 0 the other way, and tree 1 and its copy do the same on rail 1. Each hop moves at one
-// channel's share of its route among the channels whose hops of the same phase cross it: a
-// GPU's NVLink (376.6 GB/s) carries the up hops of one chain in both orientations (2
-// channels); a NIC, per direction, one channel's. Trip per chunk byte: 2 x (1 / (NVLink / 2)
-// + 1 / NIC); less one chunk time at 4 channels on 2 x 24.24 GB/s: fill = chunk x (2 x 2 /
-// NVLink + 2 / NIC - 4 / (2 x NIC)) / 0.92, the NIC terms cancelling.
+// channel's share of its route among the channels whose hops of the same phase cross it (a
+// GPU's NVLink, 376.6 GB/s, carries the up hops of one chain in both orientations, 2
+// channels; a NIC, per direction, one channel's), but no faster than NCCL's per-channel
+// tree rate across machines: Hopper, 2 machines, 41.4 GB/s per searched channel, half per
+// channel, achieved, so 41.4 / 2 / 0.92 = 22.5 GB/s of payload, below both shares (188.3
+// and 24.24 GB/s). Trip per chunk byte: 4 / 22.5 GB/s; less one chunk time at 4 channels on
+// 2 x 24.24 GB/s: fill = chunk x (4 / 22.5 GB/s - 4 / (2 x NIC)) / 0.92.
 // The NICs state TCPXO's plugin latency (6.4 us), on each of the 2 network steps, twice in
 // Simple: latency = 4 x (28 - 262144 / 12 GB/s) + 2 x 2 x 6.4 us.
 TEST(CollectiveCommand, TreePipelineFill) {
@@ -388,7 +390,9 @@ TEST(CollectiveCommand, TreePipelineFill) {
                          "--placement n0.gpu0,n0.gpu1,n1.gpu0,n1.gpu1 --algo tree";
   const std::string simple = a3 + " --proto Simple";
   const double nvlink = nvlink::payload_bandwidth_Bps(4, 18), nic = 200e9 / 8 * 64 / 66;
-  auto fill_us = [&](double chunk_B) { return chunk_B * (2 * 2 / nvlink + 2 / nic - 4 / (2 * nic)) / 0.92 * 1e6; };
+  const double hop = std::min({41.4e9 / 2 / 0.92, nvlink / 2, nic});
+  EXPECT_DOUBLE_EQ(hop, 22.5e9);
+  auto fill_us = [&](double chunk_B) { return chunk_B * (4 / hop - 4 / (2 * nic)) / 0.92 * 1e6; };
   auto f = composim::testing::collective_row("--bytes 1M " + simple);
   ASSERT_EQ(f[8], "TREE");
   EXPECT_EQ(f[10], "4");
@@ -414,6 +418,27 @@ TEST(CollectiveCommand, TreePipelineFill) {
   composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 1K", "--nccl-buffsize: NCCL's buffer size must be a whole number of bytes in [64 KiB, 1 GiB]");
   composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize 8Q", "--nccl-buffsize: cannot read size \"8Q\"");
   composim::testing::expect_cli_error("collective --bytes 1M --topology 2x-hgx-h100-ib --nccl-buffsize \"\"", "--nccl-buffsize: empty size");
+}
+
+// NCCL's per-channel tree rate bounds the steady flows too. One H100 per machine of
+// 2x-hgx-h100-ib: one searched channel, run on the tree and its mirror, both across the GPU's
+// NIC (400 Gb/s: 48.48 GB/s per direction), each way: 2 x 22.5 GB/s = 45 GB/s of the NIC's
+// 48.48. SimGrid 3.32 cannot cap a host-to-host flow's rate, so the flows run at the NIC's
+// rate and what the cap adds comes after them (model_processing_us): 1 GiB / 0.92 x (1 / 45
+// - 1 / 48.48 GB/s). Composim's earlier TCPXO rows are unchanged by it (the NICs' 24.24 GB/s
+// share binds there).
+TEST(CollectiveCommand, TreeChannelRateBoundsTheFlows) {
+  const double nic = 400e9 / 8 * 64 / 66, cap = 2 * 41.4e9 / 2 / 0.92;
+  auto r = composim::testing::collective_row("--bytes 1G --topology 2x-hgx-h100-ib --placement n0.gpu0,n1.gpu0 --algo tree --proto Simple");
+  ASSERT_EQ(r[8], "TREE");
+  EXPECT_EQ(r[10], "2");
+  const double bytes = 1073741824.0 / 0.92;
+  EXPECT_NEAR(std::stod(r[18]), bytes * (1 / cap - 1 / nic) * 1e6, 0.01);
+  // Plus the route's own latency (0.55 us).
+  EXPECT_NEAR(std::stod(r[5]), std::stod(r[16]) + std::stod(r[18]) + std::stod(r[19]) + bytes / nic * 1e6, 1.0);
+  // Inside one machine there is no such cap (NCCL's channel count there is not composim's).
+  auto one = composim::testing::collective_row("--bytes 1G --topology 2x-hgx-h100-ib --placement n0.gpu0,n0.gpu1 --algo tree --proto Simple");
+  EXPECT_EQ(std::stod(one[18]), 0.0);
 }
 
 // The plugin latency is that of the NICs the collective crosses, on every network step:

@@ -41,10 +41,10 @@ SOURCES = [
     # Tree/Simple at every size. The file prints no NCCL version or date, and its curve has no
     # LL regime (a flat 123 us up to 4 KiB, where LL would take about 28 us). One parameter is
     # fitted to its 8 B-4 KiB rows: the latency TCPXO's plugin adds to each network step (the
-    # topology's nccl_net_latency_s). README.md says more. Guard: every size within 25% (the
-    # aim, 20% at 1 MiB and up, is missed at 1-16 MiB).
+    # topology's nccl_net_latency_s). README.md says more. Guard: the aim (20% at 1 MiB and
+    # up, 25% in time below), met since the trees' channels hop at NCCL's per-channel rate.
     ("gcp_a3mega_2x8_h100", "2 x 8 H100 (A3 Mega, TCPX)", os.path.join(HERE, "topologies", "gcp-a3mega-2x8-h100.json"),
-     ["--algo", "tree", "--proto", "Simple", "--nccl-buffsize", "8M"], "all25"),
+     ["--algo", "tree", "--proto", "Simple", "--nccl-buffsize", "8M"], "target"),
 ] + [(f"vtrain_v100_{n}gpu", f"V100 DGX-1, {n} GPUs (vTrain)", "dgx1-v100", ["--gpus", str(n)],
       "target") for n in range(2, 9)]
 

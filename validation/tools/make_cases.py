@@ -67,10 +67,6 @@ nccl("nccl-gcp-a3mega-2x8-h100", "gcp_a3mega_2x8_h100",
      "https://github.com/lessizzmore/create-a3mega-ztan-fork/blob/02dd8f455c43ced1cf442ef29334bda97149264b/ztan-NCCL-test-result",
      "2 nodes x 8 H100 80GB (GCP A3 Mega assumed: 8 x 200 Gb/s GPUDirect-TCPXO; the file does not state it)",
      "../topologies/gcp-a3mega-2x8-h100.json", ["--algo", "tree", "--proto", "Simple", "--nccl-buffsize", "8M"],
-     "the tree's first-chunk trip is shorter than measured: at 1-16 MiB (one chunk per channel) composim takes 0.66 ns per byte "
-     "of a channel's share beyond the latency (each hop at its channel's share of 376.6 GB/s of NVLink or of a 200 Gb/s NIC), the "
-     "source 0.81-0.99 (1.2 at 1 MiB), so 1-16 MiB are 20-23% fast in busbw and 32-128 MiB 12-17%; 256 MiB and up are within 6.3%, "
-     "and below 1 MiB within 20.1% in time with TCPXO's plugin latency fitted to 8 B-4 KiB.",
      target=20,
      desc="nccl-tests all_reduce_perf on 2 nodes x 8 H100 80GB (GCP A3 Mega assumed: 8 x 200 Gb/s GPUDirect-TCPXO; the file does not state it), "
           "emulated by `composim collective --algo tree --proto Simple --nccl-buffsize 8M`, GCP's TCPXO set-up as apple/axlearn copies it "
@@ -78,7 +74,9 @@ nccl("nccl-gcp-a3mega-2x8-h100", "gcp_a3mega_2x8_h100",
           "GCP's default in May 2025, GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpxo/README.md), and its tuner plugin's "
           "rules run all-reduce on 2 nodes x 8 GPUs as Tree/Simple at every size (tuner_config.txtpb); the file prints no NCCL version or date. "
           "One parameter is fitted to this source, on its latency-only sizes (8 B-4 KiB): the latency TCPXO's NCCL plugin adds to each network "
-          "step (the topology's nccl_net_latency_s, 6.4 us); no size of 1 MiB and up was used.")
+          "step (the topology's nccl_net_latency_s, 6.4 us); no size of 1 MiB and up was used. Each tree channel moves over each hop at "
+          "most at NCCL's per-channel tree rate (perChMaxTreeBws, Hopper, 2 machines: 41.4 GB/s per searched channel, half per channel; "
+          "collective::tree_channel_hop_max_Bps), which binds in the first chunk's trip up and down the tree (1-128 MiB); not fitted.")
 nccl("nccl-h100-pcie-nvlink-pair", "issue_nccl-tests_194_h100pcie_nvlink_pair", "https://github.com/NVIDIA/nccl-tests/issues/194",
      "2x H100 PCIe joined by an NVLink bridge", "../topologies/h100-pcie-nvlink-pair.json", [],
      "measured 115-116 GB/s busbw is ~0.39 of the bridge's 300 GB/s per direction; composim predicts the NVLink payload rate")
