@@ -66,6 +66,11 @@
 // flow per edge carrying S/(2H) up and one down; NCCL's latency
 // (collective::nvls_tree_latency_s()). The plan's link class is the part that binds.
 //
+// Trees across machines: each channel crosses each hop at most at NCCL's per-channel tree
+// rate (collective::tree_channel_hop_max_Bps()), in the first chunk's trip (pipeline_s) and
+// in the steady flows; SimGrid 3.32 ignores Comm::set_rate on host-to-host communications,
+// so what that rate adds beyond the flows' own bound, alone on the links, is processing_s.
+//
 // Known approximations: NCCL's per-channel caps (LL128, trees) are applied only across
 // machines (inside one, composim's ring search finds one ring at an NVSwitch's full speed where NCCL
 // counts 12-16 channels, so the channel count it would multiply is not NCCL's; rings keep the
