@@ -468,7 +468,7 @@ ModelInfo collective_model_info() {
       m.params.push_back({std::string("tree_max_busbw_per_channel_") + kGeneration[g] + "_" + kScale[n] + "_Bps", "B/s", kPerChMaxTreeBw_GBps[g][n] * 1e9,
                           std::string("the tuner's tree bus bandwidth per searched channel, ") + kGeneration[g] + (g == 2 ? " (9.x; none on Blackwell)" : "") + ", " + kScaleText[n] +
                               "; its half caps one tree channel's hop rate (tree_channel_hop_max_Bps)",
-                          "NCCL tuning.cc perChMaxTreeBws (2.17-2.18; Hopper on 2 machines 41.4 in every version to 2.28)", ParamSetting::rate});
+                          std::string("NCCL tuning.cc perChMaxTreeBws (2.17-2.18") + (g == 2 && n == 1 ? "; 36.0 from 2.19)" : "; the same to 2.28)"), ParamSetting::rate});
   for (int a = 0; a < 2; ++a)
     for (int p = 0; p < 3; ++p) {
       m.params.push_back({std::string("base_latency_") + kAlgo[a] + "_" + kProto[p] + "_s", "s", kBaseLat_us[a][p] * 1e-6,

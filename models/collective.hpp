@@ -191,17 +191,24 @@ double tuner_busbw_cap_Bps(int compute_capability);
 // collective.tree_max_busbw_per_channel_{volta,ampere,hopper}_{2nodes,4nodes}_Bps.
 double tree_max_busbw_per_channel_Bps(int compute_capability, int machines);
 //
-// tree_channel_hop_max_Bps(): the most one tree channel moves over one hop across machines,
-// at the rates trees achieve (after tree_efficiency()), in the chunks' trip up and down the
-// tree and in the steady flows alike. NCCL computes a tree's busBw as nChannels x bw, bw the
-// link bandwidth one searched channel takes on every hop, and caps it as min(busBw x 0.92,
-// nChannels x perChMaxTreeBw) (tuning.cc 2.17-2.28): the table is thus one
-// searched channel's hop rate, in the units of bw x 0.92; NCCL runs each searched channel as
-// two (the tree and its mirror, ncclTopoPostset) on the same links, so one channel gets
-// half: tree_max_busbw_per_channel_Bps() / 2 (Hopper, 2 machines: 20.7 GB/s). Reading the
-// table as a per-hop rate, not as a cap on NCCL's estimate only, is composim's; the 2 x 8
-// H100 TCPXO sweep's 1-16 MiB points (each channel's share one chunk, so the trip's hop rate
-// binds) are within 16% with it and 20-23% fast without it. Infinity inside one machine and on
+// tree_channel_hop_max_Bps(): the most one channel of a tree that spans machines moves over
+// any of its hops (NVLink hops inside each machine as well as network hops), at the rates
+// trees achieve (after tree_efficiency() and before a protocol's factor), in the chunks'
+// trip up and down the tree and in the steady flows alike. NCCL computes a tree's busBw as
+// nChannels x bw, bw the link bandwidth one searched channel takes on every hop, and caps it
+// as min(busBw x 0.92, nChannels x perChMaxTreeBw) (tuning.cc 2.17-2.28), nChannels counted
+// after ncclTopoDupChannels: the table is thus one searched channel's hop rate, in the units
+// of bw x 0.92; NCCL runs each searched channel as two (the tree and its mirror,
+// ncclTopoPostset) on the same links, so one channel gets half:
+// tree_max_busbw_per_channel_Bps() / 2 (Hopper, 2 machines: 20.7 GB/s). Reading the table
+// as a per-hop rate, not only as a cap on NCCL's estimate, is composim's, chosen after the
+// 2 x 8 H100 TCPXO sweep's 1-16 MiB points were seen 20-23% fast; with it they are within
+// 16%, mostly through its 14 NVLink hops (a channel's share there is 26.9 GB/s of NVLink
+// and 24.2 of a NIC, both above this rate; capping the 2 network hops alone leaves 1-16 MiB
+// 19-22% fast). If it is a GPU's per-channel rate, NCCL's one-machine
+// column (Hopper 38.7) would bound trees inside one machine too; composim applies none
+// there (its channel count inside a machine is not NCCL's). Hopper on 3 or more machines
+// is 2.17-2.18's 33.0 (36.0 from 2.19), as the tuner's. Infinity inside one machine and on
 // Blackwell, as tree_max_busbw_per_channel_Bps().
 double tree_channel_hop_max_Bps(int compute_capability, int machines);
 //

@@ -794,11 +794,24 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     for (const auto* edges : {&t.edges, &t.twin_edges})
       for (auto [child, parent] : *edges)
         s.nccl_net_latency_s = std::max({s.nccl_net_latency_s, net_plugin_latency_s(child, parent), net_plugin_latency_s(parent, child)});
+  {
+    // NCCL's searched channels across machines, which its per-channel caps multiply:
+    // composim's rings (one per NIC rail, as NCCL searches them), doubled as
+    // ncclTopoDupChannels (search.cc, 2.17-2.18) does where each runs at 25 GB/s or more,
+    // unless the GPUs are above compute capability 8.0 and there are more than 4 below 50
+    // GB/s; at most MAXCHANNELS / 2. A tree search stops at the rings' count (its maxChannels).
+    const double rings = std::max<double>(1.0, static_cast<double>(s.rings.size()));
+    const double speed = s.rings.empty() ? 0.0 : s.rings.front().bandwidth_Bps;
+    const bool dup = speed >= 25e9 && !(s.compute_capability > 80 && speed < 50e9 && rings > 4);
+    s.searched_channels = dup ? std::min(2 * rings, kMaxChannels / 2.0) : rings;
+  }
   if (!s.trees.empty()) {
     // NCCL runs every searched channel twice (ncclTopoPostset: "Duplication should be
     // complete now", nChannels * 2, at most MAXCHANNELS = 32), the copy on the mirrored tree
-    // (connectTrees): the tree and its twin, one channel each.
-    s.tree_channels = std::min(kMaxChannels, 2 * static_cast<int>(s.trees.size()));
+    // (connectTrees): the tree and its twin; across machines, its searched channels are
+    // those duplicated as above, so each of composim's trees carries that many over 2 x
+    // trees of its own channels.
+    s.tree_channels = std::min(kMaxChannels, 2 * static_cast<int>(s.machines > 1 ? std::lround(s.searched_channels) : s.trees.size()));
     const double per_orientation = s.channels_per_orientation();
     // The first chunk's trip: each hop at one channel's share of its route, shared with the
     // hops of the same phase (up or down) of every channel that crosses the same resource.
@@ -997,12 +1010,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   // ncclTopoDupChannels (search.cc, 2.17-2.18) does where each runs at 25 GB/s or more,
   // unless the GPUs are above compute capability 8.0 and there are more than 4 below 50
   // GB/s; at most MAXCHANNELS / 2. A tree search stops at the rings' count (its maxChannels).
-  const double searched_channels = [&] {
-    const double rings = std::max<double>(1.0, static_cast<double>(s.rings.size()));
-    const double speed = s.rings.empty() ? 0.0 : s.rings.front().bandwidth_Bps;
-    const bool dup = speed >= 25e9 && !(s.compute_capability > 80 && speed < 50e9 && rings > 4);
-    return dup ? std::min(2 * rings, kMaxChannels / 2.0) : rings;
-  }();
+  const double searched_channels = s.searched_channels;
   // The bandwidth of algorithm a in protocol pr with NCCL's refinements (tuning.cc,
   // 2.17-2.18), in the order NCCL applies them, from a base protocol efficiency: the graph's
   // busBw (`scale` x a ring's bandwidth; twice a tree's algbw); trees reach
@@ -1241,9 +1249,15 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
           channels_on[{parent, child}] += per_orientation;
         }
     }
-    if (std::isfinite(s.tree_hop_max_Bps))
-      for (const auto& [pair, bytes] : merged)
-        tree_rate[pair] = channels_on[pair] * s.tree_hop_max_Bps * collective::tree_efficiency() / eff / indirect_factor(pair.first, pair.second);
+    // One channel's rate in its flow's bytes: NCCL caps a tree's busBw before the protocol's
+    // factor (LL's 1/3.8, LL128's 120/128), which the flows' bytes (over eff) carry, so the
+    // payload rate is the same in every protocol; LL128 also at NCCL's ll128MaxBwPerCh per
+    // searched channel, half per channel as the tree rate, after its factor.
+    double channel_rate = s.tree_hop_max_Bps;
+    if (p.protocol == Protocol::ll128 && s.machines > 1)
+      channel_rate = std::min(channel_rate, collective::ll128_max_busbw_per_channel_Bps(s.compute_capability) / 2 / eff);
+    if (std::isfinite(channel_rate))
+      for (const auto& [pair, bytes] : merged) tree_rate[pair] = channels_on[pair] * channel_rate / indirect_factor(pair.first, pair.second);
     p.channels = s.tree_channels;
     p.bandwidth_Bps = s.tree_bw;
     p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::tree, false, &p.hop_steps) +
@@ -1261,7 +1275,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       for (const auto& t : s.trees) {
         const double channel_Bps = t.bandwidth_Bps / (2 * per_orientation);
         const double chunk = std::min(collective::tree_simple_chunk_B(), in_bytes * (t.bandwidth_Bps / s.tree_bw) / (2 * per_orientation));
-        p.pipeline_s = std::max(p.pipeline_s, chunk * (t.trip_s_per_B - 1.0 / channel_Bps) / eff);
+        p.pipeline_s = std::max(p.pipeline_s, chunk * (t.trip_s_per_B - 1.0 / std::min(channel_Bps, s.tree_hop_max_Bps)) / eff);
       }
     }
   }
@@ -1273,7 +1287,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     // this overstates the time by up to that much).
     double capped_s = 0;
     for (const auto& [pair, rate] : tree_rate) capped_s = std::max(capped_s, merged[pair] / rate);
-    p.processing_s += std::max(0.0, capped_s - flows_bound_s(p.flows));
+    p.channel_rate_s = std::max(0.0, capped_s - flows_bound_s(p.flows));
   }
   if (p.algorithm == Algorithm::tree) p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;
   return p;

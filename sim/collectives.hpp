@@ -69,7 +69,7 @@
 // Trees across machines: each channel crosses each hop at most at NCCL's per-channel tree
 // rate (collective::tree_channel_hop_max_Bps()), in the first chunk's trip (pipeline_s) and
 // in the steady flows; SimGrid 3.32 ignores Comm::set_rate on host-to-host communications,
-// so what that rate adds beyond the flows' own bound, alone on the links, is processing_s.
+// so what that rate adds beyond the flows' own bound, alone on the links, is channel_rate_s.
 //
 // Known approximations: NCCL's per-channel caps (LL128, trees) are applied only across
 // machines (inside one, composim's ring search finds one ring at an NVSwitch's full speed where NCCL
@@ -105,6 +105,8 @@ struct CollectivePlan {
                              // (collective::achieved_processing_s(): V100 LL128)
   double pipeline_s = 0;     // a tree's pipeline fill in Simple, also added after the last flow:
                              // the first chunk's trip less one chunk time at the bottleneck
+  double channel_rate_s = 0;  // what NCCL's per-channel tree rate adds beyond the flows' own bound
+                              // (trees across machines), also after the last flow
   double bandwidth_Bps = 0;  // algorithm bandwidth of the structure (sum over channels)
   double estimated_s = 0;    // the tuner's prediction, before contention
   double bottleneck_bytes = 0;  // bytes the busiest link carries per unit of bandwidth (for calibration)
@@ -112,8 +114,9 @@ struct CollectivePlan {
   int hop_steps = 0;         // of which at link_class's hop latency (across machines: the network steps)
   std::vector<Flow> flows;
 
-  // What is added when the last flow ends: latency, processing and pipeline fill.
-  double after_flows_s() const { return latency_s + processing_s + pipeline_s; }
+  // What is added when the last flow ends: latency, processing, pipeline fill and the
+  // trees' channel rate.
+  double after_flows_s() const { return latency_s + processing_s + pipeline_s + channel_rate_s; }
 };
 
 // The algorithms and protocols the tuner may choose from, as NCCL_ALGO and NCCL_PROTO set
@@ -201,11 +204,13 @@ class CollectivePlanner {
     bool intra_nvb = false;                   // some ring hop goes through an intermediate GPU (NVB)
     bool intra_any_nvlink = true;             // every machine's ring hops are NVLink, direct or NVB
     int tree_depth = 0;                       // every tree's steps from a leaf to the root: chain + ceil(log2 machines)
-    int tree_channels = 0;                    // NCCL's channels on the trees: 2 x trees (at most kMaxChannels)
+    int tree_channels = 0;                    // NCCL's channels on the trees: 2 x searched channels (at most kMaxChannels)
+    double searched_channels = 1;             // NCCL's searched channels across machines, ncclTopoDupChannels included
     // One tree channel's hop rate at most, in the links' payload terms (before the trees'
     // efficiency): collective::tree_channel_hop_max_Bps() / tree_efficiency(); infinity in one machine.
     double tree_hop_max_Bps = INFINITY;
-    // Channels per tree and orientation (the tree or its copy): 1, less where kMaxChannels caps them.
+    // Channels per tree and orientation (the tree or its copy): 1, 2 where NCCL duplicates its
+    // searched channels across machines, less where kMaxChannels caps them.
     double channels_per_orientation() const { return trees.empty() ? 0.0 : tree_channels / (2.0 * static_cast<double>(trees.size())); }
     double nccl_net_latency_s = 0;  // the largest the NICs its rings and trees cross state (net_plugin_latency_s())
     bool uniform_compute_capability = true;

@@ -622,6 +622,7 @@ int calibrate(const CalibrateOptions& o) {
 
   // 1. The model's terms at every measured point, with the parameters in force.
   std::vector<CalRow> rows;
+  size_t rate_bound = 0;  // points left out: bound by NCCL's per-channel tree rate
   std::vector<std::map<long long, std::map<std::string, std::string>>> before(cases.size());
   std::vector<std::vector<bool>> held(cases.size());
   for (size_t ci = 0; ci < cases.size(); ++ci) {
@@ -669,9 +670,19 @@ int calibrate(const CalibrateOptions& o) {
       // they are, not fitted.
       row.extra_s = std::stod(r.at("model_latency_us")) * 1e-6 - row.base_s - (row.hop_param.empty() ? 0.0 : row.steps * param(row.hop_param)) +
                     std::stod(r.at("model_processing_us")) * 1e-6 + std::stod(r.at("model_pipeline_us")) * 1e-6;
+      // A tree whose time NCCL's per-channel rate bounds (model_channel_rate_us > 0, trees
+      // across machines) would not move with the efficiencies as the fit assumes: left out.
+      if (const auto cr = r.find("model_channel_rate_us"); cr != r.end() && std::stod(cr->second) > 0) {
+        ++rate_bound;
+        continue;
+      }
       if (row.measured_time_s > 0) rows.push_back(row);
     }
   }
+
+  if (rate_bound > 0)
+    std::printf("note: %zu measured point%s left out of the fit: %s time is bound by NCCL's per-channel tree rate, which no fitted parameter moves\n", rate_bound,
+                rate_bound == 1 ? "" : "s", rate_bound == 1 ? "its" : "their");
 
   // 2. Least squares on the fitted points, latencies kept >= 0.
   std::vector<std::string> names;

@@ -259,7 +259,7 @@ TEST(CollectiveCommand, HandComputedTime) {
   const double bw = 16 * 8e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.914;
   const double expected_us = (268435456.0 / bw + 105e-9 + collective::latency_s(Protocol::simple, collective::LinkClass::pcie, 2)) * 1e6;
   const auto f = collective_csv_first_row(d.path());
-  ASSERT_EQ(f.size(), 20u);
+  ASSERT_EQ(f.size(), 21u);
   EXPECT_NEAR(std::stod(f[5]), expected_us, 0.05);
   EXPECT_NEAR(std::stod(f[7]), 268435456.0 / (expected_us * 1e-6) / 1e9, 0.01);  // busbw = algbw for n = 2
 }
@@ -352,7 +352,7 @@ TEST(CollectiveCommand, LlCapAndTreeEfficiency) {
   auto r = composim::testing::run_cli("collective --bytes 64M --topology 2x-hgx-h100-ib --algo ring --proto LL --out " + d.path() + "/ll");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto f = collective_csv_first_row(d.path() + "/ll");
-  ASSERT_EQ(f.size(), 20u);
+  ASSERT_EQ(f.size(), 21u);
   const double lat_us = 3.6 + 26 * 0.47 * 1.8 + 4 * 2.7;
   const double ll_us = lat_us + 2.0 * 15 / 16 * 67108864.0 / 39e9 * 1e6;
   EXPECT_NEAR(std::stod(f[16]), lat_us, 0.01);
@@ -421,24 +421,45 @@ TEST(CollectiveCommand, TreePipelineFill) {
 }
 
 // NCCL's per-channel tree rate bounds the steady flows too. One H100 per machine of
-// 2x-hgx-h100-ib: one searched channel, run on the tree and its mirror, both across the GPU's
-// NIC (400 Gb/s: 48.48 GB/s per direction), each way: 2 x 22.5 GB/s = 45 GB/s of the NIC's
-// 48.48. SimGrid 3.32 cannot cap a host-to-host flow's rate, so the flows run at the NIC's
-// rate and what the cap adds comes after them (model_processing_us): 1 GiB / 0.92 x (1 / 45
-// - 1 / 48.48 GB/s). Composim's earlier TCPXO rows are unchanged by it (the NICs' 24.24 GB/s
-// share binds there).
+// 2x-hgx-h100-ib: one searched channel at the NIC's 48.48 GB/s (400 Gb/s), which NCCL
+// duplicates (ncclTopoDupChannels: 25 GB/s or more, and one channel), so 2 searched channels,
+// 4 channels on the tree and its mirror, all 4 across the GPU's NIC each way: 4 x 22.5 = 90
+// GB/s of payload, above the NIC's 48.48: the rate does not bind. With the table at 20 GB/s
+// per searched channel (a parameter file) it does: 4 x 10 / 0.92 = 43.48 GB/s. SimGrid 3.32
+// cannot cap a host-to-host flow's rate, so the flows run at the NIC's rate and what the cap
+// adds comes after them (model_channel_rate_us): 1 GiB / 0.92 x (1 / 43.48 - 1 / 48.48 GB/s).
+// LL128 has its own cap after its factor (ll128MaxBwPerCh, half per channel, 36.7 on
+// Hopper): at 20 GB/s per searched channel, 4 x 10 GB/s achieved, in the flows' bytes over
+// LL128's 0.92 x 120 / 128.
 TEST(CollectiveCommand, TreeChannelRateBoundsTheFlows) {
-  const double nic = 400e9 / 8 * 64 / 66, cap = 2 * 41.4e9 / 2 / 0.92;
-  auto r = composim::testing::collective_row("--bytes 1G --topology 2x-hgx-h100-ib --placement n0.gpu0,n1.gpu0 --algo tree --proto Simple");
-  ASSERT_EQ(r[8], "TREE");
-  EXPECT_EQ(r[10], "2");
-  const double bytes = 1073741824.0 / 0.92;
-  EXPECT_NEAR(std::stod(r[18]), bytes * (1 / cap - 1 / nic) * 1e6, 0.01);
-  // Plus the route's own latency (0.55 us).
-  EXPECT_NEAR(std::stod(r[5]), std::stod(r[16]) + std::stod(r[18]) + std::stod(r[19]) + bytes / nic * 1e6, 1.0);
-  // Inside one machine there is no such cap (NCCL's channel count there is not composim's).
-  auto one = composim::testing::collective_row("--bytes 1G --topology 2x-hgx-h100-ib --placement n0.gpu0,n0.gpu1 --algo tree --proto Simple");
-  EXPECT_EQ(std::stod(one[18]), 0.0);
+  composim::testing::TempDir d;
+  const double nic = 400e9 / 8 * 64 / 66, S = 1073741824.0;
+  const std::string two = "--bytes 1G --topology 2x-hgx-h100-ib --placement n0.gpu0,n1.gpu0 --algo tree ";
+  auto free = composim::testing::collective_row(two + "--proto Simple");
+  ASSERT_EQ(free[8], "TREE");
+  EXPECT_EQ(free[10], "4");
+  EXPECT_EQ(std::stod(free[20]), 0.0);
+  EXPECT_NEAR(std::stod(free[5]), std::stod(free[16]) + std::stod(free[19]) + S / 0.92 / nic * 1e6, 1.0);  // + the route's 0.55 us
+  const auto low = d.write("low.json", R"({"params": {"collective.tree_max_busbw_per_channel_hopper_2nodes_Bps": 20e9}})");
+  auto r = composim::testing::collective_row(two + "--proto Simple --params " + low);
+  const double cap = 4 * 20e9 / 2 / 0.92;
+  EXPECT_NEAR(std::stod(r[20]), S / 0.92 * (1 / cap - 1 / nic) * 1e6, 0.01);
+  EXPECT_EQ(std::stod(r[18]), 0.0);  // not the GPUs' processing (V100 LL128)
+  EXPECT_NEAR(std::stod(r[5]), std::stod(r[16]) + std::stod(r[19]) + std::stod(r[20]) + S / 0.92 / nic * 1e6, 1.0);
+  // The fill subtracts one chunk at the capped steady rate, not the link's: 1 GiB buffer, 32
+  // MiB, each of the 4 channels' 8 MiB share one chunk, its trip 2 hops (up and down the NIC)
+  // at 4 x 10 / 0.92 / 4 GB/s, less one chunk at that same rate (the NIC's share per channel,
+  // 48.48 / 4, is above it): fill = 8 MiB x (2 - 1) / 10.87 GB/s / 0.92.
+  auto one_chunk = composim::testing::collective_row("--bytes 32M --nccl-buffsize 1G --topology 2x-hgx-h100-ib --placement n0.gpu0,n1.gpu0 --algo tree --proto Simple --params " + low);
+  EXPECT_NEAR(std::stod(one_chunk[19]), 8388608.0 / (cap / 4) / 0.92 * 1e6, 0.01);
+  const auto ll128 = d.write("ll128.json", R"({"params": {"collective.ll128_max_busbw_per_channel_hopper_Bps": 20e9}})");
+  auto l = composim::testing::collective_row(two + "--proto LL128 --params " + ll128);
+  const double eff = 0.92 * 120 / 128;
+  EXPECT_NEAR(std::stod(l[15]), S / eff, 100);  // the flows' bytes
+  EXPECT_NEAR(std::stod(l[20]), S / eff * (1 / (4 * 10e9 / eff) - 1 / nic) * 1e6, 0.01);
+  // Inside one machine there is no such rate (NCCL's channel count there is not composim's).
+  auto inside = composim::testing::collective_row("--bytes 1G --topology 2x-hgx-h100-ib --placement n0.gpu0,n0.gpu1 --algo tree --proto Simple --params " + low);
+  EXPECT_EQ(std::stod(inside[20]), 0.0);
 }
 
 // The plugin latency is that of the NICs the collective crosses, on every network step:
@@ -1342,6 +1363,26 @@ TEST(NvlsTree, NetworkBoundFitsTheNetworksEfficiency) {
   const auto fit = calibrated(d, c);
   EXPECT_NEAR(fit["network.efficiency"].get<double>(), 0.8, 0.002);
   EXPECT_FALSE(fit.contains("collective.efficiency_nvls_tree"));
+}
+
+// calibrate leaves out points whose time NCCL's per-channel tree rate bounds: the fit's
+// efficiencies do not move them. A tree between one H100 per machine, with the table at 20
+// GB/s per searched channel (the starting parameters), is bound by it at every size.
+TEST(CollectiveCommand, CalibrateLeavesOutRateBoundTrees) {
+  composim::testing::TempDir d;
+  const std::string sweep = "--bytes 16M:1G --step-factor 2 --placement n0.gpu0,n1.gpu0 --algo tree --proto Simple";
+  const auto [c, rows] = self_measured_case(d, R"({"params": {}})", sweep, "2x-hgx-h100-ib",
+                                            {"--placement", "n0.gpu0,n1.gpu0", "--algo", "tree", "--proto", "Simple"}, 8, "TREE");
+  EXPECT_EQ(rows, 7);
+  const auto low = d.write("low.json", R"({"params": {"collective.tree_max_busbw_per_channel_hopper_2nodes_Bps": 20e9}})");
+  auto r = composim::testing::run_cli("calibrate --params " + low + " --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/fit.json");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("note: 7 measured points left out of the fit: their time is bound by NCCL's per-channel tree rate"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("the fitted cases give no usable measured point"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(d.path() + "/fit.json"));
+  // With the defaults the rate does not bind there, and the same points are fitted (link
+  // class network: the network's efficiency, which they came from).
+  EXPECT_NEAR(calibrated(d, c)["network.efficiency"].get<double>(), 1.0, 0.002);
 }
 
 // calibrate on NVLS: "measurements" made by composim itself with efficiency_nvls 0.7 and a
