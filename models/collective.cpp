@@ -415,7 +415,7 @@ ModelInfo collective_model_info() {
                 "NCCL tuning.cc (2.17-2.18: busBw = min(busBw, 235) for Ampere)", ParamSetting::rate},
                {"tuner_busbw_cap_hopper_Bps", "B/s", 370e9, "the tuner's cap on any algorithm's bus bandwidth, Hopper (9.x; none on Blackwell); choice only",
                 "NCCL tuning.cc (2.17-2.18: busBw = min(busBw, 370) for Hopper)", ParamSetting::rate},
-               {"ll128_max_busbw_per_channel_volta_Bps", "B/s", 20e9, "the tuner's LL128 bus bandwidth per searched channel (rings and trees across machines), Volta; choice only", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)", ParamSetting::rate},
+               {"ll128_max_busbw_per_channel_volta_Bps", "B/s", 20e9, "the tuner's LL128 bus bandwidth per searched channel (rings and trees across machines), Volta; its half also caps one LL128 tree channel's hop rate across machines", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)", ParamSetting::rate},
                {"ll128_max_busbw_per_channel_ampere_Bps", "B/s", 20e9, "as volta, Ampere", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)", ParamSetting::rate},
                {"ll128_max_busbw_per_channel_hopper_Bps", "B/s", 36.7e9, "as volta, Hopper (9.x; none on Blackwell)", "NCCL tuning.cc ll128MaxBwPerCh (2.17-2.18)", ParamSetting::rate},
                {"ring_plateau_factor_volta_ampere", "1", 1.9,

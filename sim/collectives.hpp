@@ -17,23 +17,24 @@
 // machine's GPUs in the intra-machine order rotated by c, and crosses between machines on
 // the NIC nearest its exit GPU (one ring per NIC).
 //
-// Trees (all-reduce across machines only, like NCCL): per searched channel, a chain through
+// Trees (all-reduce across machines only, like NCCL): per ring, a chain through
 // each machine's GPUs and NCCL's binary tree between machines' chain heads (ncclGetBtree:
 // machine 0 the root, with one child), and NCCL's copy of the channel (ncclTopoPostset
 // doubles every searched channel; connectTrees puts the copy on the mirrored tree: the
 // double binary tree) on the same chains under ncclGetDtree's second tree (mirrored, or
 // shifted by one machine for odd counts); each carries half the channel's share, up and
 // down, so there are twice as many tree channels as searched (sjeaugey, NVIDIA/nccl #689: a
-// DGX with 8 NICs runs 16 SMs, one per channel). In Simple a tree moves chunks of
+// DGX with 8 NICs runs 16 SMs, one per channel); where NCCL duplicates its searched channels
+// (ncclTopoDupChannels), each chain carries two of them. In Simple a tree moves chunks of
 // NCCL_BUFFSIZE / 8 per channel through its hops up and down: the first one's trip (the
 // pipeline fill), each hop at one channel's share of its route among the channels whose
 // hops of the same phase (up or down) cross it, less the one chunk time at the trees'
 // bottleneck that the flows count, is added after the flows, with NCCL's per-step latency
 // less the 256 KiB chunk its tuner folds into it. Sharing a hop only within its phase is
 // exact while each channel moves one chunk (all channels climb, then descend, together) and
-// optimistic with several, when later chunks climb while the first descends. On the one
-// measured multi-node sweep (2 x 8 H100, TCPXO) the measured trip is still about 30% longer
-// than this one (see the case's gap).
+// optimistic with several, when later chunks climb while the first descends. No channel's
+// hop is faster than NCCL's per-channel tree rate (below); with it the one measured
+// multi-node sweep (2 x 8 H100, TCPXO) is within 16% from 1 MiB.
 //
 // Across machines, every network step of NCCL's latency also carries the latency the
 // network plugin reports for the NICs crossed (topo::Node::nccl_net_latency_s), twice in
@@ -99,7 +100,7 @@ struct CollectivePlan {
   collective::Algorithm algorithm = collective::Algorithm::ring;
   collective::Protocol protocol = collective::Protocol::simple;
   collective::LinkClass link_class = collective::LinkClass::pcie;
-  int channels = 0;          // ring channels searched, or NCCL's tree channels (2 x trees)
+  int channels = 0;          // ring channels searched, or NCCL's tree channels (2 x searched channels)
   double latency_s = 0;      // added after the last flow
   double processing_s = 0;   // the GPUs' own time on the bytes, also added after the last flow
                              // (collective::achieved_processing_s(): V100 LL128)

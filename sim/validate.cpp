@@ -622,7 +622,7 @@ int calibrate(const CalibrateOptions& o) {
 
   // 1. The model's terms at every measured point, with the parameters in force.
   std::vector<CalRow> rows;
-  size_t rate_bound = 0;  // points left out: bound by NCCL's per-channel tree rate
+  size_t rate_bound = 0;  // fitted points bound by NCCL's per-channel tree rate: latencies only
   std::vector<std::map<long long, std::map<std::string, std::string>>> before(cases.size());
   std::vector<std::vector<bool>> held(cases.size());
   for (size_t ci = 0; ci < cases.size(); ++ci) {
@@ -670,19 +670,23 @@ int calibrate(const CalibrateOptions& o) {
       // they are, not fitted.
       row.extra_s = std::stod(r.at("model_latency_us")) * 1e-6 - row.base_s - (row.hop_param.empty() ? 0.0 : row.steps * param(row.hop_param)) +
                     std::stod(r.at("model_processing_us")) * 1e-6 + std::stod(r.at("model_pipeline_us")) * 1e-6;
-      // A tree whose time NCCL's per-channel rate bounds (model_channel_rate_us > 0, trees
-      // across machines) would not move with the efficiencies as the fit assumes: left out.
+      // A tree whose steady time NCCL's per-channel rate bounds (model_channel_rate_us > 0,
+      // trees across machines): that time does not move with the efficiency (near the point:
+      // lower it enough and the links bind again), so the row fits latencies only, its
+      // bandwidth term and the rate's known.
       if (const auto cr = r.find("model_channel_rate_us"); cr != r.end() && std::stod(cr->second) > 0) {
-        ++rate_bound;
-        continue;
+        row.extra_s += row.x_s / param(row.eff_param) + std::stod(cr->second) * 1e-6;
+        row.x_s = 0;
+        row.eff_param.clear();
+        if (!row.holdout) ++rate_bound;
       }
       if (row.measured_time_s > 0) rows.push_back(row);
     }
   }
 
   if (rate_bound > 0)
-    std::printf("note: %zu measured point%s left out of the fit: %s time is bound by NCCL's per-channel tree rate, which no fitted parameter moves\n", rate_bound,
-                rate_bound == 1 ? "" : "s", rate_bound == 1 ? "its" : "their");
+    std::printf("note: %zu fitted point%s bound by NCCL's per-channel tree rate: %s latencies only, not efficiencies\n", rate_bound,
+                rate_bound == 1 ? " is" : "s are", rate_bound == 1 ? "it fits" : "they fit");
 
   // 2. Least squares on the fitted points, latencies kept >= 0.
   std::vector<std::string> names;
@@ -713,7 +717,7 @@ int calibrate(const CalibrateOptions& o) {
     for (size_t i = 0; i < fit.size(); ++i) {
       const CalRow& r = *fit[i];
       const double w = 1.0 / r.measured_time_s;
-      A(static_cast<Eigen::Index>(i), col[r.eff_param]) = r.x_s * w;
+      if (!r.eff_param.empty()) A(static_cast<Eigen::Index>(i), col[r.eff_param]) = r.x_s * w;
       if (!r.hop_param.empty() && !pinned.count(col[r.hop_param])) A(static_cast<Eigen::Index>(i), col[r.hop_param]) = r.steps * w;
       double known = r.extra_s;
       if (kept.count(col[r.base_param])) known += r.base_s;
