@@ -1005,11 +1005,8 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   const Structure& s = structure(gpus);
   p.link_class = s.link_class;
   const auto sched = collective::ring_schedule(kind, n, in_bytes);
-  // NCCL's searched channels across machines, which its per-channel caps multiply:
-  // composim's rings (one per NIC rail, as NCCL searches them), doubled as
-  // ncclTopoDupChannels (search.cc, 2.17-2.18) does where each runs at 25 GB/s or more,
-  // unless the GPUs are above compute capability 8.0 and there are more than 4 below 50
-  // GB/s; at most MAXCHANNELS / 2. A tree search stops at the rings' count (its maxChannels).
+  // NCCL's searched channels across machines, which its per-channel caps multiply (see
+  // structure()).
   const double searched_channels = s.searched_channels;
   // The bandwidth of algorithm a in protocol pr with NCCL's refinements (tuning.cc,
   // 2.17-2.18), in the order NCCL applies them, from a base protocol efficiency: the graph's
