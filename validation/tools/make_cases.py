@@ -79,7 +79,9 @@ nccl("nccl-gcp-a3mega-2x8-h100", "gcp_a3mega_2x8_h100",
           "collective::tree_channel_hop_max_Bps), which binds in the first chunk's trip up and down the tree (1-128 MiB); not fitted.")
 nccl("nccl-h100-pcie-nvlink-pair", "issue_nccl-tests_194_h100pcie_nvlink_pair", "https://github.com/NVIDIA/nccl-tests/issues/194",
      "2x H100 PCIe joined by an NVLink bridge", "../topologies/h100-pcie-nvlink-pair.json", [],
-     "measured 115-116 GB/s busbw is ~0.39 of the bridge's 300 GB/s per direction; composim predicts the NVLink payload rate")
+     "measured 115-116 GB/s busbw is ~0.39 of the bridge's 300 GB/s per direction; composim predicts the NVLink payload rate. The "
+     "bridge's 12 links are not the limit: Azure's health checks measure 256.6 GB/s one way in a P2P copy between 2 H100 NVL over them "
+     "(NCv5, 12 of 18 NVLinks active; Azure/azurehpc-health-checks #162), and composim's p2p gives 251.0 GB/s on this topology")
 nccl("nccl-4x4090-pcie-tinygrad-p2p", "issue_tinygrad_okm_36_4x4090_pcie", "https://github.com/tinygrad/open-gpu-kernel-modules/issues/36",
      "4x RTX 4090 on PCIe with tinygrad's P2P-enabling driver", "../topologies/amd-6x4090.json", ["--gpus", "4"],
      note="The source states the layout only as PCIe bus ids: modelled as root ports of one AMD CPU. Held out: "
