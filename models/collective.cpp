@@ -366,9 +366,8 @@ double nvls_tree_tuner_busbw_Bps(int heads, int machines, double gpu_rated_Bps, 
 }
 
 double nvls_tree_latency_s(int machines, double plugin_latency_s) {
-  static const double intra = param("collective.base_latency_nvls_Simple_s");
-  static const double hop = param("collective.hop_latency_network_nvls_tree_Simple_s");
-  return intra + nvls_tree_network_steps(machines) * (hop + 2 * plugin_latency_s);
+  return param("collective.base_latency_nvls_Simple_s") +
+         nvls_tree_network_steps(machines) * (param("collective.hop_latency_network_nvls_tree_Simple_s") + 2 * plugin_latency_s);
 }
 
 int nvls_tree_network_steps(int machines) {

@@ -1204,7 +1204,8 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   const double raw_bw = p.algorithm == Algorithm::ring ? s.ring_bw : s.tree_bw;
   const double achieved = collective::achieved_efficiency(p.protocol, kind, s.link_class == LinkClass::network, s.nvlink_generation);
   const double eff = raw_bw > 0 ? nccl_bw(p.algorithm, p.protocol, achieved, 1.0, false) / raw_bw : achieved;
-  std::map<std::pair<int, int>, double> merged, tree_rate;
+  std::map<std::pair<int, int>, double> merged;
+  double channel_bound_s = 0;  // trees: the slowest merged flow at its channels' hop rate (0: no such rate)
   if (p.algorithm == Algorithm::ring) {
     // One flow per channel and hop, not merged across channels: SimGrid shares a link
     // equally among its flows (max-min), so equal channels get the equal shares the search
@@ -1254,7 +1255,8 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     if (p.protocol == Protocol::ll128 && s.machines > 1)
       channel_rate = std::min(channel_rate, collective::ll128_max_busbw_per_channel_Bps(s.compute_capability) / 2 / eff);
     if (std::isfinite(channel_rate))
-      for (const auto& [pair, bytes] : merged) tree_rate[pair] = channels_on[pair] * channel_rate / indirect_factor(pair.first, pair.second);
+      for (const auto& [pair, bytes] : merged)
+        channel_bound_s = std::max(channel_bound_s, bytes * indirect_factor(pair.first, pair.second) / (channels_on[pair] * channel_rate));
     p.channels = s.tree_channels;
     p.bandwidth_Bps = s.tree_bw;
     p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::tree, false, &p.hop_steps) +
@@ -1277,15 +1279,11 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     }
   }
   for (const auto& [pair, bytes] : merged) p.flows.push_back({pair.first, pair.second, bytes});
-  if (!tree_rate.empty()) {
-    // The channels' hop rate bounds the flows too; SimGrid 3.32 ignores Comm::set_rate on
-    // host-to-host communications, so the time it adds beyond the flows' own bound, alone
-    // on the links, comes after them (under contention, where the flows are slower anyway,
-    // this overstates the time by up to that much).
-    double capped_s = 0;
-    for (const auto& [pair, rate] : tree_rate) capped_s = std::max(capped_s, merged[pair] / rate);
-    p.channel_rate_s = std::max(0.0, capped_s - flows_bound_s(p.flows));
-  }
+  // The channels' hop rate bounds the flows too; SimGrid 3.32 ignores Comm::set_rate on
+  // host-to-host communications, so the time it adds beyond the flows' own bound, alone on
+  // the links, comes after them (under contention, where the flows are slower anyway, this
+  // overstates the time by up to that much).
+  if (channel_bound_s > 0) p.channel_rate_s = std::max(0.0, channel_bound_s - flows_bound_s(p.flows));
   if (p.algorithm == Algorithm::tree) p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;
   return p;
 }

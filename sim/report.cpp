@@ -377,11 +377,11 @@ std::string summary_json(const RunReport& rep, const ReplayResult& res, const nl
   j["breakdown"]["of"] = std::move(of);
   auto iters = nlohmann::ordered_json::array();
   for (const auto& r : rep.iterations)
-    // A step not compared (empty, or of no measured length) has no error: null, not 0.
+    // A step not compared (empty, zero length included) has no error: null, not 0.
     iters.push_back({{"name", r.name},
                      {"measured_s", r.measured_s},
                      {"predicted_s", r.predicted_s},
-                     {"error_pct", r.empty || !(r.measured_s > 0) ? nlohmann::ordered_json() : nlohmann::ordered_json(r.error_pct)},
+                     {"error_pct", r.empty ? nlohmann::ordered_json() : nlohmann::ordered_json(r.error_pct)},
                      {"warmup", r.warmup},
                      {"empty", r.empty}});
   j["iterations"] = std::move(iters);
@@ -402,7 +402,7 @@ std::string summary_json(const RunReport& rep, const ReplayResult& res, const nl
 std::string iterations_csv(const RunReport& rep) {
   std::string s = "iteration,measured_s,predicted_s,error_pct,warmup,empty\n";
   for (const auto& r : rep.iterations)
-    s += csv_field(r.name) + "," + fmt(r.measured_s) + "," + fmt(r.predicted_s) + "," + (r.empty || !(r.measured_s > 0) ? "" : fmt(r.error_pct)) + "," +
+    s += csv_field(r.name) + "," + fmt(r.measured_s) + "," + fmt(r.predicted_s) + "," + (r.empty ? "" : fmt(r.error_pct)) + "," +
          (r.warmup ? "1" : "0") + "," + (r.empty ? "1" : "0") + "\n";
   return s;
 }
