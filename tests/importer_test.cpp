@@ -156,6 +156,68 @@ TEST(Importer, CorruptGzipNamesTheCompressedByte) {
   }
 }
 
+namespace {
+// `text` gzip-compressed as one member.
+std::string gzip_member(const std::string& text) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, static_cast<uLong>(text.size())), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// A trace of `n` kernels on one stream, as text (over 128 KiB for n = 2000: more than one
+// block of the reader's input buffer).
+std::string kernels_trace(int n) {
+  std::string text = R"({"traceEvents": [)";
+  for (int i = 0; i < n; ++i)
+    text += (i ? "," : "") + std::string(R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )") + std::to_string(10 * i) +
+            R"(, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": )" + std::to_string(i + 1) + "}}";
+  return text + "]}";
+}
+}  // namespace
+
+// Several gzip members one after another (`cat a.gz b.gz`) are one text, as gunzip reads them;
+// the same text plain, or through a pipe, reads the same.
+TEST(Importer, GzipMembersAreOneText) {
+  TempDir d;
+  const std::string text = kernels_trace(2000);
+  ASSERT_GT(text.size(), 200000u);
+  const size_t cut = text.size() / 3;
+  const std::string two = d.write("two.json.gz", gzip_member(text.substr(0, cut)) + gzip_member("") + gzip_member(text.substr(cut)));
+  const std::string plain = d.write("plain.json", text);
+  EXPECT_EQ(trace::read_maybe_gzip(two), text);
+  EXPECT_EQ(trace::read_maybe_gzip(plain), text);
+  EXPECT_EQ(trace::import_kineto(two).gpu_ops.size(), 2000u);
+  EXPECT_EQ(trace::import_kineto(plain).gpu_ops.size(), 2000u);
+}
+
+// Bytes after the last gzip member that are not another member (a damaged or appended-to
+// file) are an error naming where they start, not silently dropped as zlib's gzread does.
+TEST(Importer, BytesAfterGzipDataAreAnError) {
+  TempDir d;
+  const std::string text = kernels_trace(10), gz = gzip_member(text);
+  for (const std::string& tail : {std::string("GARBAGE\n"), std::string("\x1f"), std::string(3, '\0')}) {
+    const std::string path = d.write("t.json.gz", gz + tail);
+    try {
+      trace::import_kineto(path);
+      FAIL() << "a gzip file with " << tail.size() << " bytes after its data was read";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), path + ": compressed byte " + std::to_string(gz.size()) + " (after byte " + std::to_string(text.size()) +
+                                           " of the decompressed data): bytes after the end of the gzip data that are not another gzip member (a damaged or "
+                                           "appended-to file; gzip -t calls them trailing garbage)");
+    }
+  }
+  // Control: without them the file reads.
+  EXPECT_EQ(trace::import_kineto(d.write("ok.json.gz", gz)).gpu_ops.size(), 10u);
+}
+
 TEST(Importer, RejectsBadInputWithPlace) {
   TempDir d;
   auto msg = [](const std::string& path) {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <istream>
@@ -32,17 +33,26 @@ namespace {
 
 // The decompressed bytes of a plain or gzip file, read in blocks as the parser asks for
 // them: the text is never held whole (a 2 GiB gzip of blanks took 8 GB when it was).
-// Errors (corrupt or truncated gzip) are thrown from underflow() as InputError, and the
-// JSON parser passes them on.
+// A file that starts with gzip's magic bytes is inflated; it may hold several gzip members
+// one after another (RFC 1952 2.2; `cat a.gz b.gz`), read as one text, but nothing else
+// after them (zlib's gzread ignores such bytes; gzip -t warns of them). Errors (corrupt or
+// truncated gzip, bytes after the last member) are thrown from underflow() as InputError,
+// and the JSON parser passes them on.
 class GzStreamBuf : public std::streambuf {
  public:
   explicit GzStreamBuf(const std::string& path) : path_(path) {
-    f_ = gzopen(path.c_str(), "rb");
-    if (!f_) input_error(path, "", std::string("cannot open for reading: ") + std::strerror(errno));
-    gzbuffer(f_, 1 << 17);
+    file_ = std::fopen(path.c_str(), "rb");
+    if (!file_) input_error(path, "", std::string("cannot open for reading: ") + std::strerror(errno));
+    refill();
+    gzip_ = z_.avail_in >= 2 && in_[0] == 0x1f && in_[1] == 0x8b;
+    if (gzip_) {
+      if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) input_error(path, "", "cannot start zlib's inflate (out of memory)");
+      in_member_ = true;
+    }
   }
   ~GzStreamBuf() override {
-    if (f_) gzclose(f_);
+    if (gzip_) inflateEnd(&z_);
+    if (file_) std::fclose(file_);
   }
   GzStreamBuf(const GzStreamBuf&) = delete;
   GzStreamBuf& operator=(const GzStreamBuf&) = delete;
@@ -50,25 +60,9 @@ class GzStreamBuf : public std::streambuf {
  protected:
   int_type underflow() override {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    const int n = gzread(f_, buf_, sizeof buf_);
-    if (n < 0) {
-      int err = 0;
-      const std::string msg = gzerror(f_, &err);
-      // Decompressed bytes are read in blocks of sizeof buf_: the damage lies in the block
-      // after `consumed_`, up to the compressed byte zlib had read.
-      input_error(path_, "after byte " + std::to_string(consumed_) + " of the decompressed data (compressed byte " + std::to_string(static_cast<long long>(gzoffset(f_))) + " read)",
-                  "corrupt or truncated gzip data (" + msg + ")");
-    }
-    if (n == 0) {
-      // zlib reports a gzip stream cut short as a clean end of file with Z_BUF_ERROR.
-      int err = Z_OK;
-      const char* msg = gzerror(f_, &err);
-      if (err == Z_BUF_ERROR)
-        input_error(path_, "byte " + std::to_string(consumed_) + " of the decompressed data",
-                    "truncated gzip file (" + std::string(msg ? msg : "") + ")");
-      return traits_type::eof();
-    }
-    consumed_ += static_cast<size_t>(n);
+    const size_t n = gzip_ ? inflate_some() : plain_some();
+    if (n == 0) return traits_type::eof();
+    consumed_ += n;
     setg(buf_, buf_, buf_ + n);
     return traits_type::to_int_type(*gptr());
   }
@@ -78,10 +72,72 @@ class GzStreamBuf : public std::streambuf {
   size_t position() const { return consumed_ - static_cast<size_t>(egptr() - gptr()); }
 
  private:
+  // Keeps the unread input and appends what the file has next, up to sizeof in_. False when
+  // nothing was added (end of file).
+  bool refill() {
+    if (z_.avail_in > 0 && z_.next_in != in_) std::memmove(in_, z_.next_in, z_.avail_in);
+    z_.next_in = in_;
+    const size_t got = std::fread(in_ + z_.avail_in, 1, sizeof in_ - z_.avail_in, file_);
+    if (got == 0 && std::ferror(file_)) input_error(path_, "compressed byte " + std::to_string(file_read_), std::string("read error: ") + std::strerror(errno));
+    z_.avail_in += static_cast<uInt>(got);
+    file_read_ += got;
+    return got > 0;
+  }
+
+  // Offset in the file of the next compressed byte inflate has not taken.
+  size_t compressed_offset() const { return file_read_ - z_.avail_in; }
+
+  size_t plain_some() {
+    // The first block was read into in_ to look for gzip's magic bytes: hand it over first.
+    if (z_.avail_in > 0) {
+      const uInt n = std::min<uInt>(z_.avail_in, sizeof buf_);
+      std::memcpy(buf_, z_.next_in, n);
+      z_.next_in += n;
+      z_.avail_in -= n;
+      return n;
+    }
+    const size_t n = std::fread(buf_, 1, sizeof buf_, file_);
+    if (n == 0 && std::ferror(file_)) input_error(path_, "byte " + std::to_string(consumed_), std::string("read error: ") + std::strerror(errno));
+    return n;
+  }
+
+  size_t inflate_some() {
+    for (;;) {
+      if (!in_member_) {
+        // Between members: the end of the file, another member, or bytes that are neither.
+        if (z_.avail_in < 2) refill();
+        if (z_.avail_in == 0) return 0;
+        if (z_.avail_in < 2 || z_.next_in[0] != 0x1f || z_.next_in[1] != 0x8b)
+          input_error(path_, "compressed byte " + std::to_string(compressed_offset()) + " (after byte " + std::to_string(consumed_) + " of the decompressed data)",
+                      "bytes after the end of the gzip data that are not another gzip member (a damaged or appended-to file; gzip -t calls them trailing garbage)");
+        inflateReset(&z_);
+        in_member_ = true;
+      }
+      if (z_.avail_in == 0 && !refill())
+        input_error(path_, "byte " + std::to_string(consumed_) + " of the decompressed data",
+                    "truncated gzip file (the file ends at compressed byte " + std::to_string(file_read_) + ", inside a gzip member)");
+      z_.next_out = reinterpret_cast<Bytef*>(buf_);
+      z_.avail_out = sizeof buf_;
+      const int rc = inflate(&z_, Z_NO_FLUSH);
+      const size_t produced = sizeof buf_ - z_.avail_out;
+      if (rc == Z_STREAM_END)
+        in_member_ = false;
+      else if (rc != Z_OK && rc != Z_BUF_ERROR)
+        // Decompressed bytes are read in blocks of sizeof buf_: the damage lies in the block
+        // after `consumed_`, up to the compressed byte inflate had read.
+        input_error(path_, "after byte " + std::to_string(consumed_) + " of the decompressed data (compressed byte " + std::to_string(compressed_offset()) + " read)",
+                    "corrupt or truncated gzip data (" + std::string(z_.msg ? z_.msg : zError(rc)) + ")");
+      if (produced > 0) return produced;
+    }
+  }
+
   std::string path_;
-  gzFile f_ = nullptr;
+  std::FILE* file_ = nullptr;
+  z_stream z_{};
+  bool gzip_ = false, in_member_ = false;
+  unsigned char in_[1 << 17];
   char buf_[1 << 16];
-  size_t consumed_ = 0;
+  size_t consumed_ = 0, file_read_ = 0;
 };
 
 }  // namespace

@@ -6,11 +6,13 @@
 // Runtime, Memcpy, Memset, Operator). See README.md "How a replay works" for the inference rules (event
 // record/wait pairing, blocking calls) and ../shared/reference/kineto-notes.md.
 //
+// Several gzip members in one file (`cat a.gz b.gz`) are read as one text, as gunzip does.
+//
 // Errors: throws InputError naming the file and the place for unreadable or truncated
-// gzip, malformed JSON, a document that is not a Chrome trace, a trace with no GPU
-// activity to replay (e.g. a counter-only CUPTI range-profiler trace), GPU activity on more
-// than one device (one trace is one rank on one GPU), a GPU event without a stream, and
-// overlapping or repeated ProfilerStep marks.
+// gzip, bytes after the gzip data that are not another member, malformed JSON, a document
+// that is not a Chrome trace, a trace with no GPU activity to replay (e.g. a counter-only
+// CUPTI range-profiler trace), GPU activity on more than one device (one trace is one rank
+// on one GPU), a GPU event without a stream, and overlapping or repeated ProfilerStep marks.
 #pragma once
 
 #include <nlohmann/json.hpp>
