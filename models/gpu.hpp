@@ -4,7 +4,8 @@
 //
 // A kernel replays at its measured duration (duration_scale = 1; cross-GPU scaling is a
 // later model). A GPU operation becomes eligible launch_latency_s after its launch call
-// returns; concurrent streams of one GPU do not slow each other down, because measured
+// returns, and a launch call on a stream with kLaunchQueueDepth operations pending returns
+// only after the oldest of them ends; concurrent streams of one GPU do not slow each other down, because measured
 // durations already include their interference. Properties of known GPU models (host link
 // generation, PCIe peer-to-peer support) come from the table in gpu.cpp.
 #pragma once
@@ -21,6 +22,15 @@ namespace composim::gpu {
 // hta/nccl_parser_config), 2.26 us (V100, hta/ns_resolution_trace), 3 us (V100-DGXS,
 // kineto_tb/resnet50). The A100/V100 middle value is used.
 inline constexpr double kLaunchLatency_s = 2.0e-6;
+
+// Operations a stream holds launched but not finished before a further launch call on it
+// blocks until the oldest finishes. Measured, not documented by NVIDIA: "about 1000"
+// kernels per stream, each stream its own queue, not changed by
+// cudaLimitDevRuntimePendingLaunchCount (NVIDIA developer forums, "CUDA stream are blocked
+// when launching lots of kernels (>1000)", 2018; Stack Overflow question 53970187). This
+// is what keeps a CPU that never synchronizes from running more than a bounded way ahead
+// of a slower GPU.
+inline constexpr int kLaunchQueueDepth = 1024;
 
 struct GpuSpec {
   std::string name;        // canonical model name

@@ -425,7 +425,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   if (rep.breakdown_steps.size() > 1) of = "mean of " + of;
   std::printf("breakdown of the median step (%s): compute %.3f ms, exposed communication %.3f ms, memcpy %.3f ms, idle %.3f ms\n",
               of.c_str(), rep.breakdown.compute_s * 1e3, rep.breakdown.exposed_communication_s * 1e3, rep.breakdown.memcpy_s * 1e3,
-              rep.breakdown.idle_s * 1e3);
+              std::max(0.0, rep.breakdown.idle_s) * 1e3);  // rounding of the parts leaves -1e-16 s ("-0.000")
   std::printf("summary: predicted %.3f ms vs measured %.3f ms%s per iteration (median of %zu), %s %+.2f%%; %llu ops, %llu flows, %llu collectives in %.3f s\n",
               rep.predicted_iteration_s * 1e3, rep.measured_iteration_s * 1e3,
               what_if ? (" on " + std::to_string(ws[0].world_size) + " rank(s)").c_str() : "",

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "models/error.hpp"
 #include "models/gpu.hpp"
@@ -46,7 +47,7 @@ struct Edge {
   bool program_order;
 };
 
-Graph build_graph(const Workload& w, double launch_latency_s) {
+Graph build_graph(const Workload& w, double launch_latency_s, int queue_depth) {
   Graph g;
   std::int32_t next = 1;  // node 0 is the origin (t = 0)
   for (const auto& t : w.threads) {
@@ -113,6 +114,19 @@ Graph build_graph(const Workload& w, double launch_latency_s) {
     double delay_s;
   };
   std::vector<LaunchFrom> blocking_launch(w.gpu_ops.size(), {-1, 0.0});
+  // The launch queue: a call launching a stream's k-th operation returns no earlier than
+  // the end of its (k - queue_depth)-th (gpu::kLaunchQueueDepth), so a CPU that never
+  // synchronizes runs a bounded way ahead of a slower GPU, as in CUDA. queue_wait[call]:
+  // the operations it waits for; a call that launches both (a CUDA graph) waits for none.
+  std::unordered_map<std::int32_t, std::vector<std::int32_t>> queue_wait;
+  for (const auto& stream : w.streams)
+    for (size_t k = static_cast<size_t>(queue_depth); k < stream.ops.size(); ++k) {
+      const auto& op = w.gpu_ops[stream.ops[k]];
+      const auto& oldest = w.gpu_ops[stream.ops[k - static_cast<size_t>(queue_depth)]];
+      if (op.launch_thread < 0 || (oldest.launch_thread == op.launch_thread && oldest.launch_op == op.launch_op)) continue;
+      if (w.threads[op.launch_thread].ops[op.launch_op].blocking) continue;  // waits for its work anyway
+      queue_wait[g.cpu_base[op.launch_thread] + op.launch_op].push_back(stream.ops[k - static_cast<size_t>(queue_depth)]);
+    }
   for (size_t ti = 0; ti < w.threads.size(); ++ti) {
     const auto& ops = w.threads[ti].ops;
     for (size_t k = 0; k < ops.size(); ++k) {
@@ -135,6 +149,18 @@ Graph build_graph(const Workload& w, double launch_latency_s) {
       } else {
         edges.push_back({prev, id, gap, true});
         g.dur_s[id] = ns(op.dur_ns);
+        if (const auto q = queue_wait.find(id); q != queue_wait.end()) {
+          // Measured with the oldest operation ending inside the call, the call waited for the
+          // queue until then: only what follows is its own cost (so a self-replay keeps the
+          // measured end). Ending before the call, or after it (a deeper queue than this one),
+          // the oldest did not hold it: all of it is its own cost.
+          std::int64_t oldest_end = 0;
+          for (auto x : q->second) {
+            edges.push_back({g.gpu_base + x, id, 0.0, false});
+            oldest_end = std::max(oldest_end, gpu_end_ns(x));
+          }
+          if (oldest_end > op.ts_ns && oldest_end <= op.ts_ns + op.dur_ns) g.dur_s[id] = ns(op.ts_ns + op.dur_ns - oldest_end);
+        }
       }
     }
   }
@@ -582,7 +608,7 @@ void Replay::Impl::setup() {
   }
   const double launch_latency = opt.launch_latency_s >= 0 ? opt.launch_latency_s : gpu::kLaunchLatency_s;
   for (const auto& w : workloads) {
-    graphs.push_back(build_graph(w, launch_latency));
+    graphs.push_back(build_graph(w, launch_latency, gpu::kLaunchQueueDepth));
     check_acyclic(graphs.back(), w);
   }
   match_collectives();

@@ -7,6 +7,8 @@
 //   * CPU operations of a thread run in trace order; each starts `gap` after the previous
 //     one ended (the measured CPU time between them) and lasts its measured duration.
 //   * A launch makes its GPU operation eligible launch_latency_s after the call returns.
+//   * A launch call returns no earlier than the end of its stream's operation
+//     gpu::kLaunchQueueDepth before the one it launches (CUDA's launch queue).
 //   * A GPU operation starts when its stream is free, it is eligible, and the events it
 //     waits for have completed; kernels, memsets and device-local copies last their
 //     measured duration; host<->device copies move their bytes over the topology as

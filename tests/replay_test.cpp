@@ -124,6 +124,48 @@ TEST(Replay, SynchronizeBlocksTheCpu) {
   EXPECT_NEAR(r.gpu_start[1], 1070 * us + 52 * us, 1e-12);
 }
 
+// A CPU that launches 5 us calls without ever synchronizing, for 100 us kernels: CUDA's
+// launch queue (gpu::kLaunchQueueDepth = 1024 per stream) holds it back once 1024 are
+// pending. Measured here without that bound (every call 5 us), the replay blocks call k
+// until kernel k - 1024 ends: first at k = 1077, when kernel 53 ends at 7 + 5400 us, after
+// the call's program start at 5385 us.
+TEST(Replay, LaunchQueueHoldsTheCpuBack) {
+  NEED_ENGINE();
+  std::vector<std::string> ev;
+  const int n = 1100;
+  for (int k = 0; k < n; ++k) {
+    ev.push_back(call("cudaLaunchKernel", 1, 5.0 * k, 5, k + 1));
+    ev.push_back(kernel("k", 7, 7 + 100.0 * k, 100, k + 1));
+  }
+  auto res = replay({trace_doc(ev)});
+  const auto& r = res.ranks[0];
+  EXPECT_NEAR(r.cpu_end[0][1076], 5385 * us, 1e-9);  // 1023 pending: not held
+  EXPECT_NEAR(r.cpu_end[0][1077], 5412 * us, 1e-9);  // kernel 53 ends at 5407 us, + the call's 5 us
+  EXPECT_NEAR(r.cpu_end[0][1078], 5512 * us, 1e-9);  // then one call per kernel
+  EXPECT_NEAR(r.cpu_end[0][n - 1], (107 + 100 * 75 + 5) * us, 1e-9);
+  EXPECT_NEAR(r.gpu_end[n - 1], (107 + 100.0 * (n - 1)) * us, 1e-9);  // the GPU's work is unchanged
+}
+
+// The same CPU measured with its queue full (each call from 1077 on waits for kernel
+// k - 1024, then returns 5 us later): the self-replay ends every call when it was measured
+// to, counting the wait once.
+TEST(Replay, LaunchQueueWaitIsNotCountedTwice) {
+  NEED_ENGINE();
+  std::vector<std::string> ev;
+  std::vector<double> end;
+  double t = 0;
+  for (int k = 0; k < 1100; ++k) {
+    const double free_at = k >= 1024 ? 107 + 100.0 * (k - 1024) : 0;
+    end.push_back(std::max(t, free_at) + 5);
+    ev.push_back(call("cudaLaunchKernel", 1, t, end.back() - t, k + 1));
+    ev.push_back(kernel("k", 7, 7 + 100.0 * k, 100, k + 1));
+    t = end.back();
+  }
+  auto res = replay({trace_doc(ev)});
+  const auto& r = res.ranks[0];
+  for (int k : {0, 1076, 1077, 1078, 1099}) EXPECT_NEAR(r.cpu_end[0][k], end[k] * us, 1e-9) << "call " << k;
+}
+
 // An all-reduce of 14.4 MB between two ranks that arrive 500 us apart: nobody moves data
 // before the last rank arrives, then the ring flow (S bytes each way for n = 2) crosses the
 // switch at the Gen4 x16 rate x 0.914 (pcie.link.efficiency), then NCCL's latency;
