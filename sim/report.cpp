@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -111,6 +112,19 @@ std::string us(double s) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.3f", s * 1e6);
   return buf;
+}
+
+// A Chrome-trace event's "ts" and "dur" for [start, end] seconds, both from whole
+// nanoseconds, so that ts + dur is the rounded end: an event that ends where the next on its
+// stream starts does not overlap it by the rounding (1 ns), which Perfetto would flag.
+std::string ts_dur(double start, double end) {
+  const long long a = std::llround(start * 1e9), b = std::max(a, std::llround(end * 1e9));
+  auto micro = [](long long ns) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%s%lld.%03lld", ns < 0 ? "-" : "", std::llabs(ns) / 1000, std::llabs(ns) % 1000);
+    return std::string(buf);
+  };
+  return ",\"ts\":" + micro(a) + ",\"dur\":" + micro(b - a);
 }
 
 }  // namespace
@@ -326,14 +340,18 @@ RunReport analyse(const std::vector<Workload>& workloads, const ReplayResult& re
       kept.push_back(cand[k]);
     }
   }
-  // Steps that vary widely: the median stands for them, and the user should know.
-  if (meas.size() > 1) {
-    const auto [lo, hi] = std::minmax_element(meas.begin(), meas.end());
-    const double med = median(meas);
+  // Steps that vary widely: the median stands for them, and the user should know. Predicted
+  // steps can vary where measured ones did not: a GPU slower than its CPU in a what-if falls
+  // behind until its streams' launch queues fill, so the first steps are short.
+  for (const bool predicted : {false, true}) {
+    const auto& v = predicted ? pred : meas;
+    if (v.size() < 2) continue;
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    const double med = median(v);
     if (*hi > 1.2 * med || *lo < 0.8 * med) {
       char buf[256];
-      std::snprintf(buf, sizeof buf, "the %zu measured steps take %.3f to %.3f ms, more than 20%% around their median: the headline is that median",
-                    meas.size(), *lo * 1e3, *hi * 1e3);
+      std::snprintf(buf, sizeof buf, "the %zu %s steps take %.3f to %.3f ms, more than 20%% around their median: the headline is that median", v.size(),
+                    predicted ? "predicted" : "measured", *lo * 1e3, *hi * 1e3);
       rep.notes.push_back(buf);
     }
   }
@@ -462,16 +480,14 @@ void write_timeline_json(std::ostream& out, const std::vector<Workload>& workloa
     for (size_t g = 0; g < w.gpu_ops.size(); ++g) {
       const auto& op = w.gpu_ops[g];
       ev("{\"ph\":\"X\",\"cat\":\"" + std::string(trace::to_string(op.kind)) + "\",\"name\":" + q(w.names[op.name]) +
-         ",\"pid\":" + pid + ",\"tid\":" + std::to_string(w.streams[op.stream].id) + ",\"ts\":" + us(rt.gpu_start[g]) +
-         ",\"dur\":" + us(rt.gpu_end[g] - rt.gpu_start[g]) + ",\"args\":{\"measured_dur_us\":" + us(op.dur_ns * 1e-9) +
+         ",\"pid\":" + pid + ",\"tid\":" + std::to_string(w.streams[op.stream].id) + ts_dur(rt.gpu_start[g], rt.gpu_end[g]) + ",\"args\":{\"measured_dur_us\":" + us(op.dur_ns * 1e-9) +
          (op.bytes ? ",\"bytes\":" + std::to_string(op.bytes) : "") + "}}");
     }
     for (size_t ti = 0; ti < w.threads.size(); ++ti) {
       const auto& ops = w.threads[ti].ops;
       for (size_t k = 0; k < ops.size(); ++k)
         ev("{\"ph\":\"X\",\"cat\":\"cpu\",\"name\":" + q(w.names[ops[k].name]) + ",\"pid\":" + pid +
-           ",\"tid\":" + std::to_string(cpu_tid + static_cast<std::int64_t>(ti)) + ",\"ts\":" + us(rt.cpu_start[ti][k]) +
-           ",\"dur\":" + us(rt.cpu_end[ti][k] - rt.cpu_start[ti][k]) + "}");
+           ",\"tid\":" + std::to_string(cpu_tid + static_cast<std::int64_t>(ti)) + ts_dur(rt.cpu_start[ti][k], rt.cpu_end[ti][k]) + "}");
     }
   }
   out << "\n]}\n";
