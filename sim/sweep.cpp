@@ -148,7 +148,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
   }
   if (spec.contains("axes") && spec["axes"].empty() && !spec.contains("points")) input_error(spec_file, "axes", "no axis and no points: the sweep has nothing to run");
   if (spec.contains("traces") && (!spec["traces"].is_array() || spec["traces"].size() != 1 || !spec["traces"][0].is_string()))
-    input_error(spec_file, "traces", "expected a list with one trace file (use a \"trace\" axis for several)");
+    input_error(spec_file, "traces", "expected a list with one trace file, or one directory of per-rank traces (use a \"trace\" axis for several)");
   if (spec.contains("points") && !spec["points"].is_array()) input_error(spec_file, "points", "expected a list of parameter objects");
   static const std::set<std::string> kKnown = {"placement", "hosts", "gpus", "levels", "fanout", "switch_gen", "uplink_gen", "uplink_lanes",
                                                "gpu_gen", "cable", "length_m", "retimers", "gpu_model", "p2p", "fabric_p2p",
@@ -243,13 +243,13 @@ int run_sweep_spec(const SweepRunOptions& o) {
                                        p.params["ranks"].get<long long>() > 1000000))
       input_error(spec_file, place, "\"ranks\" must be an integer in [1, 1000000], not " + shown_value(p.params["ranks"]));
     if (!p.params.contains("trace")) input_error(spec_file, "traces", "no trace: give \"traces\" or a \"trace\" axis");
-    if (!p.params["trace"].is_string()) input_error(spec_file, place, "\"trace\" must be a file name");
+    if (!p.params["trace"].is_string()) input_error(spec_file, place, "\"trace\" must be a file or directory name");
     if (!o.collect) {
       // Every point needs its trace: a missing one is the spec's error, before anything runs.
       const std::string given = p.params["trace"].get<std::string>(), tr = resolve_trace(given, o.data_dir);
       const bool shared = tr != given;
       std::error_code ec;
-      if (!fs::is_regular_file(tr, ec))
+      if (!fs::is_regular_file(tr, ec) && !fs::is_directory(tr, ec))  // a directory: one trace per rank, as `run --trace DIR`
         input_error(spec_file, place, "trace \"" + tr + "\" not found" +
                                           (shared ? " ({data} is the shared data folder: --data DIR)" : " (relative to the working directory)"));
     }

@@ -7,7 +7,8 @@
 // for the same parameters is not run again. A failing point records its error in its row.
 //
 // Spec:
-//   {"name": ..., "traces": ["{data}/traces/....json.gz"],        // one, or an axis "trace"
+//   {"name": ..., "traces": ["{data}/traces/....json.gz"],        // one (a file, or a directory
+//                                                                  // of per-rank traces), or an axis "trace"
 //    "generate": {"gpus": 16, "gpu_model": "A100-PCIe-40GB", ...}, // topology generator defaults
 //    "axes": {"ranks": [1, 2, 4],                                  // scalar axes: one parameter
 //             "system": [{"label": "in host", "placement": "in-host"}, ...]},  // object axes: several

@@ -46,4 +46,18 @@ for f in links.png iterations.png links.pdf; do
   /usr/bin/python3 -c "import sys; d=open(sys.argv[1],'rb').read(); sys.exit(0 if (d[:8]==b'\x89PNG\r\n\x1a\n' or d[:4]==b'%PDF') and len(d)>5000 else 1)" "$tmp/run/$f" \
     || { echo "FAILED: $f is not a valid image"; exit 1; }
 done
-echo "sweep tests: 6 passed, 0 failed"
+# A directory of per-rank traces is a sweep's trace, as it is `run --trace DIR`'s: each
+# point's prediction is that of `run` on the point's topology.
+cat > "$tmp/dir.json" <<EOF
+{"name": "dir", "traces": ["examples/traces"],
+ "generate": {"gpus": 8, "gpu_model": "V100-PCIe-32GB", "levels": 2, "fanout": 4, "placement": "chassis"},
+ "axes": {"uplink_gen": [3, 4]}}
+EOF
+"$bin" sweep "$tmp/dir.json" --out "$tmp/d" -j 2 >/dev/null 2>&1 || { echo "FAILED: a sweep over a trace directory"; exit 1; }
+for i in 0 1; do
+  want=$("$bin" run --trace examples/traces --topology "$tmp/d/points/$i/topology.json" --out "$tmp/d$i" >/dev/null && /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['predicted_iteration_s'])" "$tmp/d$i/summary.json")
+  got=$(/usr/bin/python3 -c "import csv,sys; print(list(csv.DictReader(open(sys.argv[1])))[$i]['predicted_iteration_s'])" "$tmp/d/results.csv")
+  /usr/bin/python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); sys.exit(0 if abs(a-b)<=1e-9*b else 1)" "$got" "$want" \
+    || { echo "FAILED: sweep point $i over the trace directory gave $got, run gave $want"; exit 1; }
+done
+echo "sweep tests: 7 passed, 0 failed"
