@@ -700,6 +700,13 @@ void Replay::Impl::match_collectives() {
           members = layout->second.groups[static_cast<size_t>(block)];
         }
       } else if (comm.ranks.empty()) {
+        // No rank list: the group is every trace given, unless the trace says it is larger
+        // (its "Group size"), when its other members' traces are missing, as with a list.
+        if (c.group_size > nranks)
+          input_error(w.source, "collective " + std::string(collective::to_string(c.kind)) + " #" + std::to_string(c.seq) + " of communicator \"" +
+                                    comm.name + "\"",
+                      "has \"Group size\" " + std::to_string(c.group_size) + " but only " + std::to_string(nranks) +
+                          " traces are given: its other members have no trace (give every member's trace, or one trace to replicate)");
         for (int m = 0; m < nranks; ++m) members.push_back(m);
       } else {
         for (int gr : comm.ranks) {

@@ -528,6 +528,29 @@ TEST(Cli, ZeroLengthStepsAreNotCompared) {
                                             "time to compare the prediction with");
 }
 
+// Traces of 2 ranks of a 4-rank job whose collectives state "Group size" 4 but no rank list
+// (older PyTorch): the other members' traces are missing, an error as with a rank list;
+// the 2-rank all-reduces they were replayed as took 14.565 ms, a different job's time.
+TEST(Cli, GroupSizeLargerThanTheTracesGivenIsAnError) {
+  TempDir tmp;
+  std::string files;
+  for (int r : {0, 1}) {
+    json t = read_json(example(r));
+    t["distributedInfo"]["world_size"] = 4;
+    t["distributedInfo"].erase("pg_config");
+    for (auto& e : t["traceEvents"])
+      if (e.contains("args") && e["args"].contains("Group size")) {
+        e["args"]["Group size"] = 4;
+        for (const char* k : {"Process Group Name", "Process Group Description", "Process Group Ranks"}) e["args"].erase(k);
+      }
+    files += " --trace " + q(tmp.write("r" + std::to_string(r) + ".json", t.dump()));
+  }
+  const std::string out = tmp.path() + "/out";
+  const CliResult r = run_cli("run" + files + " --topology dgx-a100 --out " + q(out));
+  expect_input_error(r, "r0.json: collective all_reduce #0 of communicator \"world\": has \"Group size\" 4 but only 2 traces are given");
+  expect_no_output(out);
+}
+
 // Process groups as the trace states them: without distributedInfo the collectives' group
 // size is the job's (a 2-rank all-reduce replayed on 1 rank was a local copy, -10.7%), and
 // a rank list that is not one, or disagrees with the group size, is an error naming the
