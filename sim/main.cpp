@@ -195,10 +195,16 @@ std::vector<std::string> expand_traces(const std::vector<std::string>& paths) {
     std::vector<std::string> files;
     for (const auto& e : fs::directory_iterator(p, ec)) {
       const std::string name = e.path().filename().string();
-      std::error_code type_ec;  // a dangling link is not a trace, not a listing failure
+      std::error_code type_ec;
       std::string lower = name;  // TRACE.JSON is a trace too
       std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-      if (name[0] != '.' && e.is_regular_file(type_ec) && (lower.ends_with(".json") || lower.ends_with(".json.gz"))) files.push_back(e.path().string());
+      if (name[0] == '.' || !(lower.ends_with(".json") || lower.ends_with(".json.gz"))) continue;
+      if (e.is_regular_file(type_ec)) {
+        files.push_back(e.path().string());
+      } else if (e.is_symlink(type_ec) && !fs::exists(e.path(), type_ec)) {
+        // A rank's trace that is a broken link would otherwise drop that rank unnoticed.
+        input_error(e.path().string(), "--trace " + p, "is a link to a missing file (" + fs::read_symlink(e.path(), type_ec).string() + ")");
+      }
     }
     if (ec) input_error(p, "--trace", "cannot list the directory: " + ec.message());
     if (files.empty()) input_error(p, "--trace", "directory holds no trace files (*.json or *.json.gz)");

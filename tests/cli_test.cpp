@@ -1443,7 +1443,8 @@ TEST(Cli, LinkUtilisationIsExactWhenRatesChange) {
 }
 
 // --trace DIR: the directory's *.json and *.json.gz files, one per rank, by name; other
-// and hidden files are not traces. The same job as two --trace flags.
+// and hidden files, and directories, are not traces; a broken link is an error. The same
+// job as two --trace flags.
 TEST(Cli, TraceDirectoryIsOneTracePerRank) {
   TempDir tmp;
   const std::string dir = tmp.path() + "/traces";
@@ -1452,7 +1453,12 @@ TEST(Cli, TraceDirectoryIsOneTracePerRank) {
   fs::copy_file(example(0), dir + "/ddp2_rank0.json");
   std::ofstream(dir + "/notes.txt") << "not a trace";
   std::ofstream(dir + "/.hidden.json") << "{";
-  fs::create_symlink(dir + "/gone.json", dir + "/rank9.json");  // dangling: not a trace
+  fs::create_directories(dir + "/sub.json");                  // a directory: not a trace
+  // A trace that is a broken link is a rank's trace gone missing, not a file to skip.
+  fs::create_symlink(dir + "/gone.json", dir + "/rank9.json");
+  const CliResult broken = run_cli("run --trace " + q(dir) + " --topology composable-falcon4016");
+  expect_input_error(broken, dir + "/rank9.json: --trace " + dir + ": is a link to a missing file (" + dir + "/gone.json)");
+  fs::remove(dir + "/rank9.json");
   const CliResult d = run_cli("run --trace " + q(dir) + " --topology composable-falcon4016");
   const CliResult f = run_cli("run " + example_traces() + " --topology composable-falcon4016");
   ASSERT_EQ(d.exit_code, 0) << d.err;
