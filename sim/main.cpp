@@ -464,7 +464,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
                         " all_to_all(s) moved different amounts on different ranks (all_to_allv) and were modelled as even ones of the largest");
   if (result.collectives_without_size)
     rep.notes.push_back(std::to_string(result.collectives_without_size) +
-                        " collective(s) had no message size in the trace and were replayed at their measured duration");
+                        " collective(s) had no message size in the trace, or a size of 0, and were replayed at their measured duration");
   for (const auto& n : rep.notes) std::printf("note: %s\n", n.c_str());
 
   if (out_given) {
