@@ -172,6 +172,25 @@ double CollectivePlanner::flows_bound_s(const std::vector<Flow>& flows) {
   return t;
 }
 
+std::string CollectivePlanner::bound_by(const std::vector<Flow>& flows) {
+  std::map<std::pair<int, int>, double> load;
+  for (const auto& f : flows)
+    for (const auto& key : resources(f.src, f.dst)) load[key] += f.bytes;
+  double links = 0, other = 0;
+  bool shm = false;
+  for (const auto& [key, bytes] : load) {
+    const double t = bytes / capacity(key);
+    if (key.first >= 0) {
+      links = std::max(links, t);
+    } else if (t > other) {
+      other = t;
+      shm = key.second >= 2;
+    }
+  }
+  if (other <= links * (1 + 1e-9)) return "links";
+  return shm ? "shm" : "host_memory";
+}
+
 double CollectivePlanner::bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual) {
   std::map<std::pair<int, int>, int> uses;
   for (auto [a, b] : hops)

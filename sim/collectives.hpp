@@ -172,6 +172,12 @@ class CollectivePlanner {
   // Whether NCCL would run NVLS_TREE on these GPUs (machines on NVSwitch gen3+; see Structure).
   bool nvls_tree_available(const std::vector<int>& gpus) { return gpus.size() >= 6 && structure(gpus).nvls_tree; }
 
+  // What binds `flows` alone on the topology (flows_bound_s()'s busiest resource): "links",
+  // "shm" (what a GPU sends through host memory, collective::shm_transport_Bps()) or
+  // "host_memory" (a host's memory bandwidth). Links win a tie: their efficiency then still
+  // sets the time. For calibration: only a links-bound time moves with a link efficiency.
+  std::string bound_by(const std::vector<Flow>& flows);
+
  private:
   struct Ring {
     std::vector<int> order;  // GPU nodes

@@ -148,6 +148,7 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     row.processing_s = p.processing_s;
     row.channel_rate_s = p.channel_rate_s;
     row.pipeline_s = p.pipeline_s;
+    row.bound_by = p.flows.empty() ? "-" : planner.bound_by(p.flows);
     run.rows.push_back(row);
     run.plans.push_back(std::move(p));
   }
@@ -327,7 +328,7 @@ std::string format_table(const SweepOptions& o, const std::vector<SweepRow>& row
 
 std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows) {
   std::string out = "op,gpus,size_B,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,flows,link_class,steps,"
-                    "model_bandwidth_GBps,model_bottleneck_bytes,model_latency_us,model_hop_steps,model_processing_us,model_pipeline_us,model_channel_rate_us,params\n";
+                    "model_bandwidth_GBps,model_bottleneck_bytes,model_latency_us,model_hop_steps,model_processing_us,model_pipeline_us,model_channel_rate_us,model_bound_by,params\n";
   const std::string changed = csv_field(format_overridden_params());  // ";"-separated: one field
   char line[512];
   for (const auto& r : rows) {
@@ -336,8 +337,9 @@ std::string format_csv(const SweepOptions& o, const std::vector<SweepRow>& rows)
                   algorithm_column(o, r).c_str(), protocol_column(r).c_str(), r.channels, r.flows);
     out.append(line, strlen(line) - 1);
     static const char* kClass[3] = {"nvlink", "pcie", "network"};
-    std::snprintf(line, sizeof line, ",%s,%d,%.9g,%.9g,%.9g,%d,%.9g,%.9g,%.9g,", r.size_B <= 0 ? "-" : kClass[static_cast<int>(r.link_class)], r.steps, r.bandwidth_Bps / 1e9,
-                  r.bottleneck_bytes, r.latency_s * 1e6, r.hop_steps, r.processing_s * 1e6, r.pipeline_s * 1e6, r.channel_rate_s * 1e6);
+    std::snprintf(line, sizeof line, ",%s,%d,%.9g,%.9g,%.9g,%d,%.9g,%.9g,%.9g,%s,", r.size_B <= 0 ? "-" : kClass[static_cast<int>(r.link_class)], r.steps, r.bandwidth_Bps / 1e9,
+                  r.bottleneck_bytes, r.latency_s * 1e6, r.hop_steps, r.processing_s * 1e6, r.pipeline_s * 1e6, r.channel_rate_s * 1e6,
+                  r.bound_by.empty() ? "-" : r.bound_by.c_str());
     out += line + changed + "\n";
   }
   return out;

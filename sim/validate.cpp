@@ -623,6 +623,7 @@ int calibrate(const CalibrateOptions& o) {
   // 1. The model's terms at every measured point, with the parameters in force.
   std::vector<CalRow> rows;
   size_t rate_bound = 0;  // fitted points bound by NCCL's per-channel tree rate: latencies only
+  std::map<std::string, size_t> not_links;  // fitted points bound by something else than links ("shm", "host_memory"): the same
   std::vector<std::map<long long, std::map<std::string, std::string>>> before(cases.size());
   std::vector<std::vector<bool>> held(cases.size());
   for (size_t ci = 0; ci < cases.size(); ++ci) {
@@ -679,6 +680,14 @@ int calibrate(const CalibrateOptions& o) {
         row.x_s = 0;
         row.eff_param.clear();
         if (!row.holdout) ++rate_bound;
+      } else if (const auto bb = r.find("model_bound_by"); bb != r.end() && bb->second != "links" && bb->second != "-" && !row.eff_param.empty()) {
+        // Bound by the SHM transport's rate or a host's memory, not by links: the time does
+        // not move with a link efficiency (fitting one to it would misplace it), so the row
+        // fits latencies only, its bandwidth term known.
+        row.extra_s += row.x_s / param(row.eff_param);
+        row.x_s = 0;
+        row.eff_param.clear();
+        if (!row.holdout) ++not_links[bb->second];
       }
       if (row.measured_time_s > 0) rows.push_back(row);
     }
@@ -687,6 +696,10 @@ int calibrate(const CalibrateOptions& o) {
   if (rate_bound > 0)
     std::printf("note: %zu fitted point%s bound by NCCL's per-channel tree rate: %s latencies only, not efficiencies\n", rate_bound,
                 rate_bound == 1 ? " is" : "s are", rate_bound == 1 ? "it fits" : "they fit");
+  for (const auto& [what, count] : not_links)
+    std::printf("note: %zu fitted point%s bound by %s, not by links: %s latencies only, not efficiencies%s\n", count, count == 1 ? " is" : "s are",
+                what == "shm" ? "the SHM transport's rate (collective.shm_transport_Bps)" : "a host's memory bandwidth",
+                count == 1 ? "it fits" : "they fit", what == "shm" ? "; that rate is set in a parameter file, not fitted" : "");
 
   // 2. Least squares on the fitted points, latencies kept >= 0.
   std::vector<std::string> names;
@@ -704,6 +717,33 @@ int calibrate(const CalibrateOptions& o) {
   std::set<int> kept;    // bases the data cannot tell from their hop: kept at NCCL's value
   for (const auto& [base, steps] : steps_of_base)
     if (steps.size() < 2) kept.insert(col[base]);
+  // A latency that is under 1% of every fitted point's time (at its value in force, or 1 us
+  // if that is 0) is not what the points measure: fitted, it would take whatever the
+  // bandwidth terms leave (a 1-8 GiB sweep gave a hop latency 16x NCCL's, which changed the
+  // tuner's choices at 32-128 MiB). It is kept at its value in force, with a note.
+  std::vector<std::string> unseen;
+  for (size_t j = 0; j < names.size(); ++j) {
+    if (names[j].find("latency") == std::string::npos || kept.count(static_cast<int>(j))) continue;
+    const double scale = std::max(param(names[j]), 1e-6);
+    double share = 0;
+    for (const auto& r : rows)
+      if (!r.holdout) {
+        if (r.hop_param == names[j]) share = std::max(share, r.steps * scale / r.measured_time_s);
+        if (r.base_param == names[j]) share = std::max(share, scale / r.measured_time_s);
+      }
+    if (share < 0.01) {
+      kept.insert(static_cast<int>(j));
+      char buf[64];
+      std::snprintf(buf, sizeof buf, " (at most %.2g%%)", 100 * share);
+      unseen.push_back(names[j] + buf);
+    }
+  }
+  for (const auto& u : unseen)
+    std::printf("note: %s is under 1%% of every fitted point's time: kept at its value in force, not fitted (give smaller sizes to fit it)\n", u.c_str());
+  std::fflush(stdout);  // the notes before the error
+  if (kept.size() == names.size())
+    input_error("", "--fit", "the fitted points identify no parameter (" + std::to_string(n_fit_rows) +
+                                 " points; see the notes above): give points bound by links, and smaller sizes for latencies");
   if (n_fit_rows < names.size() - kept.size() + 1)
     input_error("", "--fit", std::to_string(n_fit_rows) + " fitted points for " + std::to_string(names.size() - kept.size()) +
                                  " parameters: give more sizes or cases");
@@ -718,8 +758,9 @@ int calibrate(const CalibrateOptions& o) {
       const CalRow& r = *fit[i];
       const double w = 1.0 / r.measured_time_s;
       if (!r.eff_param.empty()) A(static_cast<Eigen::Index>(i), col[r.eff_param]) = r.x_s * w;
-      if (!r.hop_param.empty() && !pinned.count(col[r.hop_param])) A(static_cast<Eigen::Index>(i), col[r.hop_param]) = r.steps * w;
       double known = r.extra_s;
+      if (!r.hop_param.empty() && kept.count(col[r.hop_param])) known += r.steps * param(r.hop_param);
+      else if (!r.hop_param.empty() && !pinned.count(col[r.hop_param])) A(static_cast<Eigen::Index>(i), col[r.hop_param]) = r.steps * w;
       if (kept.count(col[r.base_param])) known += r.base_s;
       else if (!pinned.count(col[r.base_param])) A(static_cast<Eigen::Index>(i), col[r.base_param]) = w;
       b(static_cast<Eigen::Index>(i)) = (r.measured_time_s - known) * w;

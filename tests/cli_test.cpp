@@ -2232,17 +2232,17 @@ TEST(Cli, OutputsRecordChangedParameters) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("# model parameters set: collective.nccl_buffsize_B=8388608; pcie.link.efficiency=0.5\n"), std::string::npos) << r.out;
   auto row = composim::testing::collective_csv_first_row(d.path() + "/coll");
-  ASSERT_EQ(row.size(), 22u);
-  EXPECT_EQ(row[21], "collective.nccl_buffsize_B=8388608; pcie.link.efficiency=0.5");
+  ASSERT_EQ(row.size(), 23u);
+  EXPECT_EQ(row[22], "collective.nccl_buffsize_B=8388608; pcie.link.efficiency=0.5");
   r = run_cli("collective --bytes 1M --topology dgx-a100 --out " + d.path() + "/coll0");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("model parameters set"), std::string::npos) << r.out;
-  EXPECT_EQ(composim::testing::collective_csv_first_row(d.path() + "/coll0").size(), 21u);  // an empty last field
+  EXPECT_EQ(composim::testing::collective_csv_first_row(d.path() + "/coll0").size(), 22u);  // an empty last field
   // Exact: 1 GiB is 1073741824, not 1.07374182e+09; 0.914 is not 0.91400000000000003.
   r = run_cli("collective --bytes 1M --topology dgx-a100 --nccl-buffsize 1G --params " + d.write("eff.json", R"({"params": {"pcie.link.efficiency": 0.914}})") +
               " --out " + d.path() + "/exact");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(composim::testing::collective_csv_first_row(d.path() + "/exact").at(21), "collective.nccl_buffsize_B=1073741824; pcie.link.efficiency=0.914");
+  EXPECT_EQ(composim::testing::collective_csv_first_row(d.path() + "/exact").at(22), "collective.nccl_buffsize_B=1073741824; pcie.link.efficiency=0.914");
 
   r = run_cli("p2p --topology pcie-8gpu-gen3 --gpus 2 --params " + params + " --out " + d.path() + "/p2p");
   ASSERT_EQ(r.exit_code, 0) << r.err;

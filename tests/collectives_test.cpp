@@ -1390,6 +1390,42 @@ TEST(CollectiveCommand, CalibrateFitsRateBoundTreesLatenciesOnly) {
   EXPECT_TRUE(plain.contains("network.efficiency"));
 }
 
+// calibrate on points bound by the SHM transport (4 A100s with P2P off, 1-8 GiB, composim's
+// own sweep with shm_transport_Bps 4e9; 3 fitted, 1 held out): their time does not move with pcie.link.efficiency,
+// which was fitted to them (0.73 on a sweep 25% slow), and 1-8 GiB give no latency (its
+// steps are 0.01% of the time): nothing is identifiable, so calibrate refuses, saying why,
+// and writes no file.
+TEST(CollectiveCommand, CalibrateFitsNoLinkEfficiencyToShmBoundPoints) {
+  composim::testing::TempDir d;
+  const auto [c, rows] = self_measured_case(d, R"({"params": {"collective.shm_transport_Bps": 4e9}})", "--bytes 1G:8G --step-factor 2 --gpus 4 --p2p off",
+                                            "dgx-a100", {"--gpus", "4", "--p2p", "off"}, 8, "RING");
+  EXPECT_EQ(rows, 4);
+  auto r = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/fit.json");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("note: 3 fitted points are bound by the SHM transport's rate (collective.shm_transport_Bps), not by links: they fit latencies only"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("note: collective.hop_latency_pcie_ring_Simple_s (at most 0.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("the fitted points identify no parameter (3 points"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(d.path() + "/fit.json"));
+}
+
+// calibrate on 1-8 GiB over NVSwitch (composim's own sweep with NVLink3 at 0.7): the
+// efficiency comes back; the ring's latencies, under 1% of every point's time, are kept at
+// NCCL's values (fitted, one came out 16x NCCL's and moved the tuner's protocol choices).
+TEST(CollectiveCommand, CalibrateKeepsLatenciesTheSizesCannotSee) {
+  composim::testing::TempDir d;
+  const auto [c, rows] = self_measured_case(d, R"({"params": {"nvlink.payload_efficiency_gen3": 0.7}})", "--bytes 1G:8G --step-factor 2 --gpus 4",
+                                            "dgx-a100", {"--gpus", "4"}, 8, "RING");
+  EXPECT_EQ(rows, 4);
+  auto r = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/fit.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("is under 1% of every fitted point's time: kept at its value in force"), std::string::npos) << r.out;
+  const auto fit = nlohmann::json::parse(std::ifstream(d.path() + "/fit.json"))["params"];
+  EXPECT_NEAR(fit["nvlink.payload_efficiency_gen3"].get<double>(), 0.7, 0.002);
+  EXPECT_EQ(fit.size(), 1u) << fit.dump();
+}
+
 // calibrate on NVLS: "measurements" made by composim itself with efficiency_nvls 0.7 and a
 // 30 us NVLS latency (8 H100s, 4 MiB-8 GiB, all NVLS) are fitted from the defaults (0.818,
 // 23 us): both come back, and the NVLink efficiency, unseen by NVLS-only rows, is untouched.
@@ -1403,7 +1439,7 @@ TEST(Nvls, CalibrateRecoversItsEfficiencyAndLatency) {
   EXPECT_NEAR(fit["collective.base_latency_nvls_Simple_s"].get<double>(), 30e-6, 0.3e-6);
   EXPECT_FALSE(fit.contains("nvlink.payload_efficiency_gen4"));
 
-  // The same sweep 200 times slower fits an efficiency of 0.0035, which no parameter file may
+  // The same sweep 200 times slower fits an efficiency of 0.0031, which no parameter file may
   // hold (under 1%): calibrate says so instead of writing a file no run could load.
   std::stringstream slow;
   std::ifstream fast(d.path() + "/data/measured/nccl_tests.csv");
@@ -1420,8 +1456,9 @@ TEST(Nvls, CalibrateRecoversItsEfficiencyAndLatency) {
   std::ofstream(d.path() + "/data/measured/nccl_tests.csv") << slow.str();
   auto r = composim::testing::run_cli("calibrate --fit " + c + " --data " + d.path() + "/data --out " + d.path() + "/slow.json");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("calibrate: the fit gives collective.efficiency_nvls = 0.0035"), std::string::npos) << r.err;
-  EXPECT_EQ(r.out.find("in force"), std::string::npos) << "a table before the error: " << r.out;
+  // (0.0031: NVLS's 23 us latency, under 1% of every slowed point's time, is kept, not fitted.)
+  EXPECT_NE(r.err.find("calibrate: the fit gives collective.efficiency_nvls = 0.0031"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("parameter "), std::string::npos) << "a table before the error: " << r.out;
   EXPECT_FALSE(std::filesystem::exists(d.path() + "/slow.json"));
   // --out is checked before the fit: a loop of symbolic links is refused, not a crash after it.
   std::filesystem::create_symlink(d.path() + "/loop2", d.path() + "/loop1");
