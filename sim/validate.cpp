@@ -48,6 +48,10 @@ struct Case {
   std::vector<Point> points;
   std::string command, work_dir;
   std::string params_file;  // the case's own parameter file ("run": {"params": ...}), checked; "" if none
+  // What the measured rows ran, to check the run against (collective cases; empty or 0 when
+  // the data does not say).
+  std::string expect_op, expect_type;
+  int expect_gpus = 0;
   std::string status;  // pass, fail, skipped, known gap, known gap closed, error
 };
 
@@ -69,6 +73,8 @@ double measured_number(const std::string& text, const std::string& file, const s
   try {
     size_t pos = 0;
     v = std::stod(text, &pos);
+    // The whole field: "70140abc" or "0x100000" is not a measured value.
+    if (pos != text.size() || text.find_first_of("xXpP") != std::string::npos) v = NAN;
   } catch (const std::exception&) {
   }
   if (!std::isfinite(v) || v < 0 || (v == 0 && !zero_ok)) input_error(file, place, "\"" + text + "\" is not a positive measured value");
@@ -154,6 +160,25 @@ void load_measured(Case& c, const std::string& data) {
     if (!fs::exists(path)) c.skip_reason = "input missing: " + path;
     return path;
   };
+  // Keys each kind reads: any other is a typo whose value would be ignored.
+  static const std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> kKeys = {
+      {"trace-steps", {{"kind", "trace", "median_step_s"}, {"pct"}}},
+      {"nccl-tests-csv", {{"kind", "file", "source_id"}, {"busbw_pct", "time_pct_below_1MiB"}}},
+      {"vtrain-lut", {{"kind", "file"}, {"busbw_pct", "time_pct_below_1MiB"}}},
+      {"p2p-csv", {{"kind", "file", "source_id", "test"}, {"pct"}}}};
+  if (const auto k = kKeys.find(kind); k != kKeys.end()) {
+    auto check = [&](const json& obj, const std::set<std::string>& keys, const std::string& place) {
+      if (!obj.is_object()) input_error(c.file, place, "expected an object");
+      for (auto it = obj.begin(); it != obj.end(); ++it)
+        if (!keys.count(it.key())) {
+          std::string known;
+          for (const auto& x : keys) known += (known.empty() ? "" : ", ") + x;
+          input_error(c.file, place + "." + it.key(), "unknown key for measured kind \"" + kind + "\" (" + known + ")");
+        }
+    };
+    check(m, k->second.first, "measured");
+    check(tol, k->second.second, "tolerance");
+  }
   if (kind == "trace-steps") {
     const std::string trace = data_file("trace");
     if (!c.skip_reason.empty()) return;
@@ -179,6 +204,9 @@ void load_measured(Case& c, const std::string& data) {
         ++row;
         if (r.at("source_id") == id && !r.at("time_us").empty()) {
           const std::string place = "row " + std::to_string(row);
+          if (const auto f = r.find("collective"); f != r.end() && !f->second.empty()) c.expect_op = f->second;
+          if (const auto f = r.find("dtype"); f != r.end() && !f->second.empty()) c.expect_type = f->second;
+          if (const auto f = r.find("n_gpus"); f != r.end() && !f->second.empty()) c.expect_gpus = static_cast<int>(measured_number(f->second, path, place));
           add(measured_number(r.at("bytes"), path, place), measured_number(r.at("time_us"), path, place),
               measured_number(r.at("busbw_GBps"), path, place, /*zero_ok=*/true));
         }
@@ -188,9 +216,14 @@ void load_measured(Case& c, const std::string& data) {
       std::string line;
       std::getline(in, line);
       size_t row = 1;
+      // vTrain's file names give the GPUs (AR_GPU4_...), its rows the type; all all-reduces.
+      c.expect_op = "all_reduce";
+      if (const auto at = path.rfind("_GPU"); at != std::string::npos) c.expect_gpus = std::atoi(path.c_str() + at + 4);
       while (std::getline(in, line)) {
         ++row;
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // a blank line, as the CSV reader skips
         auto f = csv_fields(line);
+        if (f.size() >= 3 && !f[2].empty()) c.expect_type = f[2];
         const std::string place = "row " + std::to_string(row);
         if (f.size() < 5) input_error(path, place, "expected size, count, type, time (ns), busbw columns");
         const double b = measured_number(f[0], path, place);
@@ -231,6 +264,10 @@ std::string case_params_file(const Case& c) {
 // The composim command line that produces the case's predictions into c.work_dir.
 void build_command(Case& c, const ValidateOptions& o) {
   const json& run = need(c.doc, "run", c, "top level");
+  if (!run.is_object()) input_error(c.file, "run", "expected an object");
+  static const std::set<std::string> kRunKeys = {"kind", "topology", "op", "args", "params"};
+  for (auto it = run.begin(); it != run.end(); ++it)
+    if (!kRunKeys.count(it.key())) input_error(c.file, "run." + it.key(), "unknown key (kind, topology, op, args, params)");
   const std::string kind = need_str(run, "kind", c, "run");
   std::string topo = need_str(run, "topology", c, "run");
   if (topo.find('/') != std::string::npos && !fs::path(topo).is_absolute()) topo = (fs::path(c.file).parent_path() / topo).string();
@@ -281,7 +318,21 @@ void read_predictions(Case& c) {
       c.run_error = "the trace's measured median step is " + std::to_string(traced) + " s, the case states " + std::to_string(c.points[0].measured);
   } else if (kind == "collective") {
     std::map<long long, std::map<std::string, std::string>> by_size;
-    for (auto& r : read_csv(c.work_dir + "/collective.csv", {"size_B", "time_us", "busbw_GBps"})) by_size[std::stoll(r.at("size_B"))] = r;
+    for (auto& r : read_csv(c.work_dir + "/collective.csv", {"op", "gpus", "type", "size_B", "time_us", "busbw_GBps"})) {
+      // The run must be what was measured: the same operation, GPU count and type.
+      if (by_size.empty()) {
+        std::string said;
+        if (!c.expect_op.empty() && r.at("op") != c.expect_op) said += " " + c.expect_op + ",";
+        if (c.expect_gpus > 0 && r.at("gpus") != std::to_string(c.expect_gpus)) said += " on " + std::to_string(c.expect_gpus) + " GPUs,";
+        if (!c.expect_type.empty() && r.at("type") != c.expect_type) said += " of type " + c.expect_type + ",";
+        if (!said.empty()) {
+          said.pop_back();
+          c.run_error = "the run is " + r.at("op") + " on " + r.at("gpus") + " GPUs of type " + r.at("type") + "; the measured rows are" + said;
+        }
+      }
+      by_size[std::stoll(r.at("size_B"))] = r;
+    }
+    if (!c.run_error.empty()) return;
     for (auto& p : c.points) {
       auto it = by_size.find(static_cast<long long>(p.key));
       if (it == by_size.end()) continue;
@@ -310,11 +361,13 @@ int validate(const ValidateOptions& o) {
     if (fs::is_directory(c)) {
       std::vector<std::string> in_dir;
       for (const auto& e : fs::directory_iterator(c))
-        if (e.path().extension() == ".json") in_dir.push_back(e.path().string());
+        if (e.path().extension() == ".json" && !e.is_directory()) in_dir.push_back(e.path().string());
       std::sort(in_dir.begin(), in_dir.end());
       files.insert(files.end(), in_dir.begin(), in_dir.end());
     } else if (fs::exists(c)) {
       files.push_back(c);
+    } else if (fs::is_symlink(c)) {
+      input_error(c, "--cases", "is a link to a missing file");
     } else {
       input_error(c, "--cases", "no such file or directory");
     }
@@ -428,7 +481,7 @@ int validate(const ValidateOptions& o) {
     char meas[32], pred[32];
     std::snprintf(meas, sizeof meas, "%.4g %s", shown_meas, rep->unit.c_str());
     std::snprintf(pred, sizeof pred, "%.4g %s", shown_pred, rep->unit.c_str());
-    std::printf("%-44s %-12s %6zu %12s %12s %8.1f%% %5.0f%%  %s\n", c.name.c_str(), c.category.c_str(), c.points.size(), meas, pred, worst,
+    std::printf("%-44s %-12s %6zu %12s %12s %8.1f%% %5.3g%%  %s\n", c.name.c_str(), c.category.c_str(), c.points.size(), meas, pred, worst,
                 rep->tolerance_pct, c.status.c_str());
   }
   // Summary per category over points.
@@ -485,7 +538,7 @@ int validate(const ValidateOptions& o) {
       for (const auto& p : c.points) {
         if (!std::isfinite(p.predicted)) continue;
         char numbers[160];
-        std::snprintf(numbers, sizeof numbers, ",%.9g,%.9g,%.4f,%.1f,%d,", p.measured, p.predicted, p.error_pct(), p.tolerance_pct,
+        std::snprintf(numbers, sizeof numbers, ",%.9g,%.9g,%.4f,%.6g,%d,", p.measured, p.predicted, p.error_pct(), p.tolerance_pct,
                       p.within() ? 1 : 0);
         csv += csv_field(c.name) + "," + csv_field(c.category) + "," + csv_field(p.label) + "," + csv_field(p.metric) + "," +
                csv_field(p.unit) + numbers + csv_field(c.status) + "\n";

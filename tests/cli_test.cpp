@@ -2295,6 +2295,40 @@ TEST(Cli, ValidateRejectsMalformedMeasuredTables) {
                                       csv + ": row 2: 2 fields where the header has 4");
 }
 
+// A case's run must be what its rows measured (operation, GPUs, type): a run on 4 GPUs
+// against rows measured on 8 is an error, not a comparison. Keys a case's "run", "measured"
+// or "tolerance" does not read are typos, refused; a measured number must be all number.
+TEST(Cli, ValidateChecksTheRunAgainstWhatWasMeasured) {
+  TempDir d;
+  const std::string cases = source_dir() + "/validation/cases", nvs = q(cases + "/nccl-dgxa100-4gpu-nvswitch.json");
+  fs::create_directories(d.path() + "/data/measured");
+  const std::string csv = d.path() + "/data/measured/nccl_tests.csv", data = " --data " + q(d.path() + "/data");
+  std::ofstream(csv) << "source_id,bytes,time_us,busbw_GBps,collective,n_gpus,dtype\n"
+                     << "llm_insights_dgxa100_4gpu_nvswitch,1073741824,7163.5,224.84,all_reduce,8,float\n";
+  CliResult r = run_cli("validate --cases " + nvs + data);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("error: the run is all_reduce on 4 GPUs of type float; the measured rows are on 8 GPUs"), std::string::npos) << r.out;
+  std::ofstream(csv) << "source_id,bytes,time_us,busbw_GBps,collective,n_gpus,dtype\n"
+                     << "llm_insights_dgxa100_4gpu_nvswitch,1073741824,7163.5,224.84,all_gather,4,half\n";
+  r = run_cli("validate --cases " + nvs + data);
+  EXPECT_NE(r.out.find("the measured rows are all_gather, of type half"), std::string::npos) << r.out;
+  std::ofstream(csv) << "source_id,bytes,time_us,busbw_GBps,collective,n_gpus,dtype\n"
+                     << "llm_insights_dgxa100_4gpu_nvswitch,1073741824,7163.5abc,224.84,all_reduce,4,float\n";
+  composim::testing::expect_cli_error("validate --cases " + nvs + data, csv + ": row 2: \"7163.5abc\" is not a positive measured value");
+  std::ofstream(csv) << "source_id,bytes,time_us,busbw_GBps,collective,n_gpus,dtype\n"
+                     << "llm_insights_dgxa100_4gpu_nvswitch,1073741824,7163.5,224.84,all_reduce,4,float\n";
+  r = run_cli("validate --cases " + nvs + data);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;  // control: what was measured
+  auto doc = nlohmann::json::parse(std::ifstream(cases + "/nccl-dgxa100-4gpu-nvswitch.json"));
+  doc["run"]["arg"] = doc["run"]["args"];
+  doc["run"].erase("args");
+  composim::testing::expect_cli_error("validate --cases " + q(d.write("run.json", doc.dump())) + data, "run.json: run.arg: unknown key");
+  doc = nlohmann::json::parse(std::ifstream(cases + "/nccl-dgxa100-4gpu-nvswitch.json"));
+  doc["tolerance"]["busbw_pc"] = 5;
+  composim::testing::expect_cli_error("validate --cases " + q(d.write("tol.json", doc.dump())) + data,
+                                      "tol.json: tolerance.busbw_pc: unknown key for measured kind \"nccl-tests-csv\"");
+}
+
 // A measured size that the case's run does not produce (3 MiB, off the power-of-two sweep)
 // is an error row naming it, never a 0% error.
 TEST(Cli, ValidateReportsMeasuredPointsWithoutPrediction) {
