@@ -161,3 +161,9 @@ if __name__ == "__main__":
         # A CSV that is not composim's (a missing column, a non-number, a short row).
         print(f"composim: error: {sys.argv[1]}: a CSV there is not composim output ({type(e).__name__}: {e})", file=sys.stderr)
         sys.exit(2)
+    except OSError as e:
+        # A plot it cannot write (a directory in its place, no permission, a full disk).
+        print(f"composim: error: {e.filename or sys.argv[1]}: cannot write the plot: {e.strerror or e}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1198,7 +1198,9 @@ int main(int argc, char** argv) {
       if (!cal.holdout_cases.empty() && cal_cmd->count("--holdout-every"))
         input_error("", "--holdout-every", "goes without --holdout (held-out cases replace every k-th point)");
       // Before the fit, which takes minutes: a directory, a device or a loop of links.
-      if (!cal.out_file.empty() && cal.out_file.back() == '/') input_error(cal.out_file, "--out", "is a directory; give the parameter file to write");
+      if (cal.out_file.empty()) input_error("", "--out", "needs a file name (the parameter file to write)");
+      if (cal.out_file.back() == '/' || std::filesystem::is_directory(cal.out_file))
+        input_error(cal.out_file, "--out", "is a directory; give the parameter file to write");
       sim::check_replaceable(cal.out_file, "--out");
       if (cal_cmd->count("--params") && cal_params_file.empty()) input_error("--params", "", "the parameter file's name is empty");
       cal.composim = sim::self_executable(argv[0]);

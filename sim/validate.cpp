@@ -565,6 +565,12 @@ int validate(const ValidateOptions& o) {
         for (std::string line; std::getline(in, line);)
           if (!line.empty()) why = line;
       fs::remove(log, ec);
+      // Ctrl-C reaches the plot script, not this process (std::system ignores SIGINT while
+      // it waits): Python exits 1 on its KeyboardInterrupt, which is the user's stop.
+      if (ended_by_interrupt(rc) || why.find("KeyboardInterrupt") != std::string::npos) {
+        for (const char* f : {"/report.csv", "/report.json", "/report.png", "/report.pdf"}) fs::remove(o.out_dir + f, ec);
+        throw Interrupted("validate interrupted; report removed");
+      }
       if (rc == 0) std::printf("\nwrote %s/report.csv, report.json, report.png\n", o.out_dir.c_str());
       else if (WIFEXITED(rc) && WEXITSTATUS(rc) == 2) std::printf("\nwrote %s/report.csv, report.json (no plot: no points)\n", o.out_dir.c_str());
       else std::printf("\nwrote %s/report.csv, report.json (no plot: %s)\n", o.out_dir.c_str(), why.empty() ? "the plot script failed" : why.c_str());
@@ -622,7 +628,14 @@ std::map<long long, std::map<std::string, std::string>> run_case(Case& c, const 
   build_command(c, vo);
   const int rc = std::system(c.command.c_str());
   if (ended_by_interrupt(rc)) throw Interrupted("calibrate interrupted; no parameter file written");
-  if (rc != 0) input_error(c.file, "run", "composim collective failed; see " + dir + ".log");
+  if (rc != 0) {
+    // Its log goes with the scratch folder: what it said is the message.
+    std::ifstream log(dir + ".log");
+    std::string line, last;
+    while (std::getline(log, line))
+      if (!line.empty()) last = line;
+    input_error(c.file, "run", "composim collective failed: " + (last.empty() ? std::string("(no output)") : last));
+  }
   std::map<long long, std::map<std::string, std::string>> by_size;
   for (auto& r : read_csv(dir + "/collective.csv", {"size_B", "time_us", "busbw_GBps"})) by_size[std::stoll(r.at("size_B"))] = r;
   return by_size;

@@ -2658,6 +2658,22 @@ TEST(Cli, IgnoredCalibrateFlagsAndParamKeysAreErrors) {
                                       "--holdout-every: goes without --holdout");
   composim::testing::expect_cli_error("calibrate --fit " + q(cases + "vtrain-v100-2gpu-allreduce.json") + " --out " + q(d.path()),
                                       d.path() + ": --out: is a directory");
+  // An empty name is refused before the fit, not after it ("./: output file: is a directory").
+  composim::testing::expect_cli_error("calibrate --fit " + q(cases + "vtrain-v100-2gpu-allreduce.json") + " --out ''", "--out: needs a file name");
+  // A case whose run fails: the error says what composim said (its log goes with the scratch
+  // folder, which a "see ....log" pointed to).
+  auto bad = nlohmann::json::parse(std::ifstream(cases + "vtrain-v100-2gpu-allreduce.json"));
+  bad["run"]["topology"] = "nowhere-topo";
+  fs::create_directories(d.path() + "/measured/vtrain_v100_allreduce");
+  std::ofstream(d.path() + "/measured/vtrain_v100_allreduce/AR_GPU2_1M_1024M_LUT")
+      << "size(B),count,type,time(ns),busbw(GB/s)\n1048576,262144,float,70140,14.95\n2097152,524288,float,116000,18.08\n";
+  composim::testing::expect_cli_error("calibrate --fit " + q(d.write("bad.json", bad.dump())) + " --data " + q(d.path()) + " --out " + q(d.path() + "/f.json"),
+                                      "bad.json: run: composim collective failed: composim: error: nowhere-topo: no such file");
+  // plot: a plot it cannot write is one line and status 2, not a Python traceback.
+  fs::create_directories(d.path() + "/plot/report.png");
+  std::ofstream(d.path() + "/plot/report.csv") << "case,category,point,metric,unit,measured,predicted,error_pct,tolerance_pct,within,status\n"
+                                                << "c,collective,1048576 B,busbw,GB/s,10,11,10,10,1,pass\n";
+  composim::testing::expect_cli_error("plot " + q(d.path() + "/plot"), d.path() + "/plot/report.png: cannot write the plot");
   const std::string params = d.write("p.json", R"({"parmas": {"pcie.link.efficiency": 0.5}, "params": {}})");
   composim::testing::expect_cli_error("collective --bytes 1M --gpus 2 --topology dgx-a100 --params " + q(params),
                                       params + ": top level: unknown key \"parmas\"");
