@@ -488,11 +488,15 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     auto members = by_machine[m];
     std::vector<std::vector<int>> candidates;
     if (members.size() <= kExhaustiveLimit && members.size() > 2) {
-      std::vector<int> rest(members.begin() + 1, members.end());
-      std::sort(rest.begin(), rest.end());
+      // Every order from the first member, the rank order first: among rings that fit as
+      // well, the one nearest the rank order is taken, as NCCL's search visits GPUs in index
+      // order (ranks, not node ids: placed gpu4-7 then gpu0-3, the ring is 4 5 6 7 0 1 2 3,
+      // and a broadcast from gpu4 crosses the sockets once in its chain, as from gpu0).
+      std::vector<size_t> rest(members.size() - 1);
+      for (size_t k = 0; k < rest.size(); ++k) rest[k] = k + 1;
       do {
         std::vector<int> order{members[0]};
-        order.insert(order.end(), rest.begin(), rest.end());
+        for (size_t k : rest) order.push_back(members[k]);
         candidates.push_back(std::move(order));
       } while (std::next_permutation(rest.begin(), rest.end()));
     } else {

@@ -243,6 +243,20 @@ TEST(CollectivePlanner, MultiNodeUsesEveryRailAndTrees) {
   EXPECT_EQ(pb.plan(Kind::all_reduce, 8 << 20, big.gpus()).link_class, collective::LinkClass::network);
 }
 
+// The same GPUs placed in mirror order (gpu4-7 then gpu0-3 of a two-socket PCIe box, P2P
+// off): an 8-byte broadcast from the first takes as long as from gpu0. Its ring follows the
+// rank order among equally good rings (4 5 6 7 0 1 2 3), so its chain crosses the sockets
+// once, as from gpu0; the first rings by node id (4 0 1 2 3 5 6 7) crossed twice: 35.6
+// against 33.4 us.
+TEST(CollectiveCommand, MirrorPlacementsTakeTheSameTime) {
+  for (const char* op : {"broadcast", "reduce", "all_reduce"}) {
+    const std::string base = std::string("--op ") + op + " --bytes 8 --topology pcie-8gpu-gen3 --p2p off --placement ";
+    const auto a = composim::testing::collective_row(base + "gpu0,gpu1,gpu2,gpu3,gpu4,gpu5,gpu6,gpu7");
+    const auto b = composim::testing::collective_row(base + "gpu4,gpu5,gpu6,gpu7,gpu0,gpu1,gpu2,gpu3");
+    EXPECT_EQ(a.at(5), b.at(5)) << op;
+  }
+}
+
 // End to end through the command: two GPUs under one switch, 256 MiB, ring/Simple forced:
 // time = S / (14.40 GB/s x 0.914, pcie.link.efficiency) + the switch (105 ns) +
 // NCCL's ring latency for 2 steps.
