@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "models/error.hpp"
@@ -134,6 +136,18 @@ TEST(Topology, ErrorsNameFileAndItem) {
   doc = small();
   doc["schema_version"] = 2;
   EXPECT_NE(error_of(doc).find("schema_version 2"), std::string::npos);
+
+  // Across machines, a NIC without a network link: an error at load, not a route that fails
+  // one way only (n1.gpu0 -> n0.gpu0 found no path to n0.nic0, every collective failed).
+  doc = json::parse(std::ifstream(composim::testing::source_dir() + "/topologies/shipped/2x-dgx-a100-ib.json"));
+  EXPECT_EQ(error_of(doc), "");
+  auto& links = doc["links"];
+  for (size_t i = 0; i < links.size(); ++i)
+    if ((links[i]["from"] == "n0.nic0" || links[i]["to"] == "n0.nic0") && (links[i]["type"] == "infiniband" || links[i]["type"] == "ethernet"))
+      links.erase(i--);
+  EXPECT_NE(error_of(doc).find("t.json: node \"n0.nic0\": a NIC with no network link (ethernet or infiniband) in a topology of 2 machines"),
+            std::string::npos)
+      << error_of(doc);
 }
 
 // GeForce cards have PCIe P2P disabled by the driver (models/gpu.cpp): off unless the

@@ -651,6 +651,21 @@ void Topology::finish(const std::string& file) {
     }
     ++machines_;
   }
+  // Across machines, a NIC is the way out: one without a network link would be chosen as a
+  // GPU's nearest NIC and leave no path in one direction (the route back fails, every
+  // collective across machines with it), so it is an error here, naming it.
+  if (machines_ > 1)
+    for (int n : nics_) {
+      bool wired = false;
+      for (auto [e, end] = boost::out_edges(n, graph_); e != end && !wired; ++e) {
+        const Link& l = links_[graph_[*e]];
+        wired = l.type == LinkType::ethernet || l.type == LinkType::infiniband;
+      }
+      if (!wired)
+        input_error(file, "node \"" + nodes_[n].name + "\"",
+                    "a NIC with no network link (ethernet or infiniband) in a topology of " + std::to_string(machines_) +
+                        " machines: link it to the network, or leave it out");
+    }
 }
 
 std::optional<int> Topology::find_node(std::string_view name) const {

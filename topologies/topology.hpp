@@ -8,7 +8,8 @@
 //   for (int g : t.gpus()) ...
 //
 // Errors: load() and parse() throw InputError naming the file and the item (unknown node
-// type, unknown or missing key, duplicate name, dangling link, a GPU that reaches no host).
+// type, unknown or missing key, duplicate name, dangling link, a GPU that reaches no host,
+// a NIC without a network link in a topology of several machines).
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
