@@ -1016,7 +1016,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> params_files;  // applied in order: a later file's values win
   std::string cal_params_file;
   run_cmd->add_option("--params", params_files, "model parameter file (e.g. written by `composim calibrate`; repeat to apply several in order)");
-  run_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
+  // --compose "" would silently be no composition.
+  const CLI::Validator compose_check(
+      [](std::string& v) { return v.empty() ? std::string("needs host=devices, e.g. host0=gpu0-3,host1=gpu4-7 (empty given)") : std::string(); }, "HOST=DEVICES");
+  run_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7")->check(compose_check);
   std::string nccl_buffsize;
   const char* buffsize_help = "NCCL's buffer size, as NCCL_BUFFSIZE (bytes, or 8M; default 4M): a tree's Simple chunk is 1/8 of it";
   auto* run_buffsize = run_cmd->add_option("--nccl-buffsize", nccl_buffsize, buffsize_help);
@@ -1035,7 +1038,7 @@ int main(int argc, char** argv) {
   topo_cmd->add_option("--route", route_ends, "print only the route between two endpoints")->expected(2);
   topo_cmd->add_option("--placement", topo_placement, "a job's GPUs: only they relay traffic to another rail's NIC (PXN), as in collective and run");
   topo_cmd->add_option("--params", params_files, "model parameter file (repeat to apply several in order)");
-  topo_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
+  topo_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7")->check(compose_check);
 
   bool markdown = false;
   auto* models_cmd = app.add_subcommand("list-models", "print the component models and their parameters");
@@ -1073,7 +1076,7 @@ int main(int argc, char** argv) {
                        "(a protocol named here is used even where NCCL would not enable it by default)");
   coll_cmd->add_option("--out", coll.out, "write collective.csv here");
   coll_cmd->add_option("--params", params_files, "model parameter file (e.g. written by `composim calibrate`, or models/params/rccl-2.8.json; repeat to apply several in order)");
-  coll_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7");
+  coll_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts, e.g. host0=gpu0-3,host1=gpu4-7")->check(compose_check);
   auto* coll_buffsize = coll_cmd->add_option("--nccl-buffsize", nccl_buffsize, buffsize_help);
 
   P2pArgs p2p;
@@ -1085,7 +1088,7 @@ int main(int argc, char** argv) {
   p2p_cmd->add_option("--bytes", p2p.bytes, "bytes per copy (default 64M)");
   p2p_cmd->add_option("--out", p2p.out, "write p2p.csv here");
   p2p_cmd->add_option("--params", params_files, "model parameter file (repeat to apply several in order)");
-  p2p_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts");
+  p2p_cmd->add_option("--compose", g_compose, "attach pooled devices to hosts")->check(compose_check);
 
   sim::ValidateOptions val;
   val.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

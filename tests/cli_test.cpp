@@ -2689,6 +2689,9 @@ TEST(Cli, ComposeListsAndGeneratedNamesMustBeWhole) {
                    "--compose: \"host0=gpu0-3;host1=gpu4-7\" has two '='");
   expect_cli_error("p2p --topology composable-falcon4016 --compose host0=gpu0-3xyz", "--compose: unknown device \"gpu0-3xyz\" attached to host0");
   expect_cli_error("p2p --topology composable-falcon4016 --compose host0=gpu3-0", "--compose: cannot read the range \"gpu3-0\"");
+  // Empty is an error, not no composition; a device twice under one host says so.
+  expect_cli_error("p2p --topology composable-falcon4016 --compose ''", "--compose: needs host=devices");
+  expect_cli_error("p2p --topology composable-falcon4016 --compose host0=gpu0-1,gpu1", "--compose: \"gpu1\" is listed twice for host0");
   // A prefix with digits in it ("n0.gpu") keeps them.
   const auto r = composim::testing::run_cli("p2p --topology 2x-dgx-a100-ib --compose n0.cpu0=n0.gpu0-3");
   EXPECT_EQ(r.exit_code, 0) << r.err;

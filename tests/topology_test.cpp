@@ -134,6 +134,10 @@ TEST(Topology, ErrorsNameFileAndItem) {
   EXPECT_NE(error_of(doc).find("node \"gpu1\": unreachable GPU"), std::string::npos) << error_of(doc);
 
   doc = small();
+  doc["name"] = "";
+  EXPECT_NE(error_of(doc).find("t.json: top level: \"name\" is empty"), std::string::npos) << error_of(doc);
+
+  doc = small();
   doc["schema_version"] = 2;
   EXPECT_NE(error_of(doc).find("schema_version 2"), std::string::npos);
 

@@ -483,6 +483,7 @@ Topology Topology::parse(const json& doc, const std::string& file) {
   const int version = top.integer("schema_version");
   if (version != 1) top.fail("schema_version " + std::to_string(version) + " is not supported (expected 1)");
   t.name_ = top.str("name");
+  if (t.name_.empty()) top.fail("\"name\" is empty (it titles every output)");
   t.p2p_ = top.boolean("p2p", true);
   t.fabric_p2p_across_hosts_ = top.boolean("fabric_p2p_across_hosts", false);
   const json& nodes = top.raw("nodes", "an array of nodes");
@@ -581,7 +582,8 @@ void Topology::set_composition(const std::vector<std::pair<std::string, std::vec
       if (nodes_[*d].type != NodeType::gpu && nodes_[*d].type != NodeType::nic)
         input_error("", place, "\"" + dev + "\" is a " + std::string(to_string(nodes_[*d].type)) + "; only GPUs and NICs are attached");
       if (auto prev = owner.find(*d); prev != owner.end())
-        input_error("", place, "\"" + dev + "\" is attached to two hosts: " + nodes_[prev->second].name + " and " + host_name);
+        input_error("", place, prev->second == *h ? "\"" + dev + "\" is listed twice for " + host_name
+                                                  : "\"" + dev + "\" is attached to two hosts: " + nodes_[prev->second].name + " and " + host_name);
       if (!reaches_without_other_host(*h, *d))
         input_error("", place, "\"" + dev + "\" cannot be attached to " + host_name + ": no PCIe path from it that avoids other hosts");
       owner[*d] = *h;
