@@ -2692,6 +2692,10 @@ TEST(Cli, ComposeListsAndGeneratedNamesMustBeWhole) {
   // Empty is an error, not no composition; a device twice under one host says so.
   expect_cli_error("p2p --topology composable-falcon4016 --compose ''", "--compose: needs host=devices");
   expect_cli_error("p2p --topology composable-falcon4016 --compose host0=gpu0-1,gpu1", "--compose: \"gpu1\" is listed twice for host0");
+  // A server's two sockets are one system: composed apart, its NVSwitch GPUs were staged
+  // through host memory (28.9 GB/s all-reduce busbw, no warning).
+  expect_cli_error("p2p --topology dgx-a100 --compose cpu0=gpu0-3,cpu1=gpu4-7",
+                   "--compose: cpu1 and cpu0 are sockets of one server (a CPU interconnect joins them), not hosts to compose apart");
   // A prefix with digits in it ("n0.gpu") keeps them.
   const auto r = composim::testing::run_cli("p2p --topology 2x-dgx-a100-ib --compose n0.cpu0=n0.gpu0-3");
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -576,6 +576,15 @@ void Topology::set_composition(const std::vector<std::pair<std::string, std::vec
   for (const auto& [host_name, devices] : spec) {
     auto h = find_node(host_name);
     if (!h || nodes_[*h].type != NodeType::host) input_error("", place, "\"" + host_name + "\" is not a host of topology \"" + name_ + "\"");
+    // Sockets of one server (joined by a CPU interconnect) are one operating system, not
+    // hosts that devices are composed to apart: their GPUs would be staged through memory.
+    for (const auto& [other_name, other_devices] : spec) {
+      if (other_name == host_name) break;
+      const auto o = find_node(other_name);
+      for (auto [e, end] = boost::out_edges(*h, graph_); o && e != end; ++e)
+        if (static_cast<int>(boost::target(*e, graph_)) == *o && links_[graph_[*e]].type == LinkType::cpu_interconnect)
+          input_error("", place, host_name + " and " + other_name + " are sockets of one server (a CPU interconnect joins them), not hosts to compose apart");
+    }
     for (const auto& dev : devices) {
       auto d = find_node(dev);
       if (!d) input_error("", place, "unknown device \"" + dev + "\" attached to " + host_name);
