@@ -64,8 +64,7 @@ TEST(Routing, StagedCopyCrossesItsMemoryTwice) {
   const double bytes = 64.0 * 1048576, rate_GBps = 1 / (1 / 5.0 + 1 / 126.0);
   EXPECT_NEAR(copy_GBps, bytes / (r.latency_s + bytes / (rate_GBps * 1e9)) / 1e9, 1e-3);
 
-  // GPUs of two sockets, composed onto the two hosts or not: staged in the source's
-  // memory either way (6 GB/s, crossed twice).
+  // GPUs of two sockets: staged in the source's memory (6 GB/s, crossed twice).
   const std::string two = d.write("twosock.json", R"({"schema_version": 1, "name": "twosock", "nodes": [
     {"name": "cpu0", "type": "host", "memory_bandwidth_Bps": 6e9}, {"name": "cpu1", "type": "host", "memory_bandwidth_Bps": 6e9},
     {"name": "gpu0", "type": "gpu", "model": "A100"}, {"name": "gpu1", "type": "gpu", "model": "A100"}],
@@ -74,9 +73,14 @@ TEST(Routing, StagedCopyCrossesItsMemoryTwice) {
     {"from": "cpu1", "to": "gpu1", "type": "pcie", "generation": 4, "lanes": 16}]})");
   auto sockets = topo::Topology::load(two);
   EXPECT_DOUBLE_EQ(topo::route(sockets, node(sockets, "gpu0"), node(sockets, "gpu1")).bottleneck_Bps, 3e9);
-  sockets.set_composition({{"cpu0", {"gpu0"}}, {"cpu1", {"gpu1"}}}, "test");
-  EXPECT_EQ(path(sockets, topo::route(sockets, node(sockets, "cpu0"), node(sockets, "cpu1"))), "cpu0>cpu1");
-  EXPECT_DOUBLE_EQ(topo::route(sockets, node(sockets, "gpu0"), node(sockets, "gpu1")).bottleneck_Bps, 3e9);
+  // Composed onto the two sockets apart: refused, as sockets of one server are one system
+  // (on an NVSwitch server its GPUs would lose NVLink to each other).
+  try {
+    sockets.set_composition({{"cpu0", {"gpu0"}}, {"cpu1", {"gpu1"}}}, "test");
+    ADD_FAILURE() << "two sockets of one server were composed apart";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cpu1 and cpu0 are sockets of one server"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Routing, P2pDisabledStagesEvenUnderOneSwitch) {
