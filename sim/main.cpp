@@ -1202,7 +1202,8 @@ int main(int argc, char** argv) {
         input_error("", "--holdout-every", "goes without --holdout (held-out cases replace every k-th point)");
       // Before the fit, which takes minutes: a directory, a device or a loop of links.
       if (cal.out_file.empty()) input_error("", "--out", "needs a file name (the parameter file to write)");
-      if (cal.out_file.back() == '/' || std::filesystem::is_directory(cal.out_file))
+      std::error_code dir_ec;  // a loop of links is check_replaceable()'s to name
+      if (cal.out_file.back() == '/' || std::filesystem::is_directory(cal.out_file, dir_ec))
         input_error(cal.out_file, "--out", "is a directory; give the parameter file to write");
       sim::check_replaceable(cal.out_file, "--out");
       if (cal_cmd->count("--params") && cal_params_file.empty()) input_error("--params", "", "the parameter file's name is empty");
