@@ -61,7 +61,7 @@ double param(const std::string& qualified_name) {
 
 namespace {
 // A parameter file's checks, and its values applied if `apply`.
-void read_params_file(const std::string& path, bool apply) {
+void read_params_file(const std::string& path, bool apply, bool warn_far) {
   std::error_code ec;
   if (path.empty()) input_error("--params", "", "the parameter file's name is empty");
   if (std::filesystem::is_directory(path, ec)) input_error(path, "", "is a directory, not a parameter file");
@@ -84,16 +84,16 @@ void read_params_file(const std::string& path, bool apply) {
     // In range, but far from what the model was built on: say so, once per value, so that an
     // absurd time is not taken for a prediction (the outputs record the value too).
     const double v = it->get<double>(), d = store().defaults.at(it.key());
-    if (apply && d > 0 && (v > 10 * d || v < d / 10))
+    if ((apply || warn_far) && d > 0 && (v > 10 * d || v < d / 10))
       std::fprintf(stderr, "composim: warning: %s: params.%s = %.6g is %.3gx its default %.6g; predictions with it are far from what the model was checked against\n",
                    path.c_str(), it.key().c_str(), v, v / d, d);
   }
 }
 }  // namespace
 
-void load_params_file(const std::string& path) { read_params_file(path, true); }
+void load_params_file(const std::string& path) { read_params_file(path, true, true); }
 
-void check_params_file(const std::string& path) { read_params_file(path, false); }
+void check_params_file(const std::string& path, bool warn_far) { read_params_file(path, false, warn_far); }
 
 void set_param(const std::string& name, double v, const std::string& origin, const std::string& where) {
   check_param(name, v, origin, where);

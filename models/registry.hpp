@@ -69,8 +69,10 @@ double param(const std::string& qualified_name);
 // below a non-zero default (0 included) is applied with a warning on stderr.
 void load_params_file(const std::string& path);
 
-// check_params_file(): the checks of load_params_file() without applying the values.
-void check_params_file(const std::string& path);
+// check_params_file(): the checks of load_params_file() without applying the values; with
+// `warn_far`, also its warning on values far from their defaults (for a file that is applied
+// in child processes whose stderr the user does not see).
+void check_params_file(const std::string& path, bool warn_far = false);
 
 // set_param()
 //

@@ -372,7 +372,7 @@ int validate(const ValidateOptions& o) {
       input_error(c, "--cases", "no such file or directory");
     }
   }
-  for (const auto& f : o.params_files) check_params_file(f);  // a bad file fails here, once
+  for (const auto& f : o.params_files) check_params_file(f, true);  // a bad file fails here, once; far values warned of here
   ScratchDir scratch("composim-validate-");
   const std::string& tmp = scratch.path;
   std::vector<Case> cases;
