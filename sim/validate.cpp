@@ -948,10 +948,14 @@ int calibrate(const CalibrateOptions& o) {
     return json{{"points", v.size()}, {"mape_pct", v.empty() ? 0.0 : t / v.size()}, {"max_abs_error_pct", mx}};
   };
   doc["residuals"] = {{"fitted_before", stats(fb)}, {"fitted_after", stats(fa)}, {"held_out_before", stats(hb)}, {"held_out_after", stats(ha)}};
-  std::printf("\n%-34s %9.1f%% -> %6.1f%%   %9.1f%% -> %6.1f%%   (mean |error|; max %.1f%% -> %.1f%% held out)\n", "all",
-              doc["residuals"]["fitted_before"]["mape_pct"].get<double>(), doc["residuals"]["fitted_after"]["mape_pct"].get<double>(),
-              doc["residuals"]["held_out_before"]["mape_pct"].get<double>(), doc["residuals"]["held_out_after"]["mape_pct"].get<double>(),
-              doc["residuals"]["held_out_before"]["max_abs_error_pct"].get<double>(), doc["residuals"]["held_out_after"]["max_abs_error_pct"].get<double>());
+  if (hb.empty())  // nothing held out (e.g. --holdout-every larger than the sweeps): no held-out error to show
+    std::printf("\n%-34s %9.1f%% -> %6.1f%%   %10s -> %7s   (mean |error|; no point held out)\n", "all",
+                doc["residuals"]["fitted_before"]["mape_pct"].get<double>(), doc["residuals"]["fitted_after"]["mape_pct"].get<double>(), "-", "-");
+  else
+    std::printf("\n%-34s %9.1f%% -> %6.1f%%   %9.1f%% -> %6.1f%%   (mean |error|; max %.1f%% -> %.1f%% held out)\n", "all",
+                doc["residuals"]["fitted_before"]["mape_pct"].get<double>(), doc["residuals"]["fitted_after"]["mape_pct"].get<double>(),
+                doc["residuals"]["held_out_before"]["mape_pct"].get<double>(), doc["residuals"]["held_out_after"]["mape_pct"].get<double>(),
+                doc["residuals"]["held_out_before"]["max_abs_error_pct"].get<double>(), doc["residuals"]["held_out_after"]["max_abs_error_pct"].get<double>());
   const std::string text = doc.dump(1) + "\n";
   write_files_atomically(fs::path(o.out_file).parent_path().empty() ? "." : fs::path(o.out_file).parent_path().string(),
                          {{fs::path(o.out_file).filename().string(), text}});
