@@ -1009,7 +1009,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--topology", run.topology, "shipped topology name or JSON file")->required();
   run_cmd->add_option("--ranks", run.ranks, "replicate a single trace to N ranks (default: its world size)")->check(whole_number(1, "ranks", "at least 1 rank"));
   run_cmd->add_option("--placement", run.placement, "GPU per rank, comma-separated names or indices (default: in order)");
-  run_cmd->add_option("--out", run.out, "write summary.json, iterations.csv and timeline.json here");
+  run_cmd->add_option("--out", run.out, "write summary.json, iterations.csv, links.csv and timeline.json here");
   run_cmd->add_option("--warmup", run.warmup, "exclude the first N steps (default: leading outliers)")->check(CLI::Range(0, 1000000));
   run_cmd->add_option("--p2p", run.p2p, kP2pHelp)->check(CLI::IsMember({"on", "off"}));
   run_cmd->add_option("--launch-latency", run.launch_latency, "kernel launch latency, e.g. 2us (default: GPU model)");
@@ -1031,7 +1031,7 @@ int main(int argc, char** argv) {
 
   std::string topo_name, topo_dot, topo_p2p, topo_placement;
   std::vector<std::string> route_ends;
-  auto* topo_cmd = app.add_subcommand("topology", "print a topology's nodes, links and routes");
+  auto* topo_cmd = app.add_subcommand("topology", "print a topology's nodes, links and routes (`topology generate --help`: generate one)");
   topo_cmd->add_option("topology", topo_name, "shipped topology name or JSON file")->required();
   topo_cmd->add_option("--dot", topo_dot, "write GraphViz to this file");
   topo_cmd->add_option("--p2p", topo_p2p, "force GPU peer-to-peer on or off, as run and collective take it")->check(CLI::IsMember({"on", "off"}));
