@@ -270,7 +270,12 @@ void build_command(Case& c, const ValidateOptions& o) {
     if (!kRunKeys.count(it.key())) input_error(c.file, "run." + it.key(), "unknown key (kind, topology, op, args, params)");
   const std::string kind = need_str(run, "kind", c, "run");
   std::string topo = need_str(run, "topology", c, "run");
-  if (topo.find('/') != std::string::npos && !fs::path(topo).is_absolute()) topo = (fs::path(c.file).parent_path() / topo).string();
+  // A file is relative to the case (a plain name too: "x.json" beside it); a name without a
+  // slash that is no file there is a shipped topology's.
+  if (!fs::path(topo).is_absolute()) {
+    const std::string beside = (fs::path(c.file).parent_path() / topo).string();
+    if (topo.find('/') != std::string::npos || fs::is_regular_file(beside)) topo = beside;
+  }
   std::string args;
   if (run.contains("args")) {
     if (!run["args"].is_array()) input_error(c.file, "run.args", "expected an array of strings");
@@ -371,6 +376,17 @@ int validate(const ValidateOptions& o) {
     } else {
       input_error(c, "--cases", "no such file or directory");
     }
+  }
+  // One file given twice (by itself and through its folder) is one case.
+  {
+    std::vector<std::string> unique;
+    std::set<std::string> seen;
+    for (const auto& f : files) {
+      std::error_code ec;
+      const auto canonical = fs::weakly_canonical(f, ec);
+      if (seen.insert(ec ? f : canonical.string()).second) unique.push_back(f);
+    }
+    files = std::move(unique);
   }
   for (const auto& f : o.params_files) check_params_file(f, true);  // a bad file fails here, once; far values warned of here
   ScratchDir scratch("composim-validate-");

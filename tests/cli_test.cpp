@@ -2329,6 +2329,24 @@ TEST(Cli, ValidateChecksTheRunAgainstWhatWasMeasured) {
                                       "tol.json: tolerance.busbw_pc: unknown key for measured kind \"nccl-tests-csv\"");
 }
 
+// A case's topology named without a slash is the file beside the case when there is one
+// (it was looked up from the working directory); a case given twice, by itself and through
+// its folder, runs once.
+TEST(Cli, ValidateFindsTopologiesBesideTheCaseAndRunsACaseOnce) {
+  TempDir d;
+  fs::create_directories(d.path() + "/data/measured");
+  std::ofstream(d.path() + "/data/measured/nccl_tests.csv") << "source_id,bytes,time_us,busbw_GBps\nllm_insights_dgxa100_4gpu_nvswitch,1073741824,7163.5,224.84\n";
+  fs::create_directories(d.path() + "/cases");
+  fs::copy_file(source_dir() + "/topologies/shipped/dgx-a100.json", d.path() + "/cases/beside.json");
+  auto doc = nlohmann::json::parse(std::ifstream(source_dir() + "/validation/cases/nccl-dgxa100-4gpu-nvswitch.json"));
+  doc["run"]["topology"] = "beside.json";
+  const std::string c = d.path() + "/cases/case.json";
+  std::ofstream(c) << doc.dump();
+  const CliResult r = run_cli("validate --cases " + q(c) + " " + q(c) + " --data " + q(d.path() + "/data"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("collective        1      1"), std::string::npos) << r.out;  // one case, one point
+}
+
 // A measured size that the case's run does not produce (3 MiB, off the power-of-two sweep)
 // is an error row naming it, never a 0% error.
 TEST(Cli, ValidateReportsMeasuredPointsWithoutPrediction) {
