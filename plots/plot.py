@@ -162,8 +162,9 @@ if __name__ == "__main__":
         print(f"composim: error: {sys.argv[1]}: a CSV there is not composim output ({type(e).__name__}: {e})", file=sys.stderr)
         sys.exit(2)
     except OSError as e:
-        # A plot it cannot write (a directory in its place, no permission, a full disk).
-        print(f"composim: error: {e.filename or sys.argv[1]}: cannot write the plot: {e.strerror or e}", file=sys.stderr)
+        # A file it cannot read or a plot it cannot write (a directory in its place, no
+        # permission, a full disk).
+        print(f"composim: error: {e.filename or sys.argv[1]}: {e.strerror or e}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)

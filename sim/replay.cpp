@@ -114,19 +114,27 @@ Graph build_graph(const Workload& w, double launch_latency_s, int queue_depth) {
     double delay_s;
   };
   std::vector<LaunchFrom> blocking_launch(w.gpu_ops.size(), {-1, 0.0});
-  // The launch queue: a call launching a stream's k-th operation returns no earlier than
-  // the end of its (k - queue_depth)-th (gpu::kLaunchQueueDepth), so a CPU that never
-  // synchronizes runs a bounded way ahead of a slower GPU, as in CUDA. queue_wait[call]:
-  // the operations it waits for; a call that launches both (a CUDA graph) waits for none.
+  // The launch queue: the call making a stream's k-th launch returns no earlier than the
+  // end of the operation of its (k - queue_depth)-th (gpu::kLaunchQueueDepth), so a CPU
+  // that never synchronizes runs a bounded way ahead of a slower GPU, as in CUDA. Launches
+  // are the stream's operations with a launch call: a CUDA graph's kernels after its first
+  // have none and take no entry. A wait the measurement contradicts (the oldest ended after
+  // the call returned: this GPU's queue was deeper) is not added. queue_wait[call]: the
+  // operations it waits for.
   std::unordered_map<std::int32_t, std::vector<std::int32_t>> queue_wait;
-  for (const auto& stream : w.streams)
-    for (size_t k = static_cast<size_t>(queue_depth); k < stream.ops.size(); ++k) {
-      const auto& op = w.gpu_ops[stream.ops[k]];
-      const auto& oldest = w.gpu_ops[stream.ops[k - static_cast<size_t>(queue_depth)]];
-      if (op.launch_thread < 0 || (oldest.launch_thread == op.launch_thread && oldest.launch_op == op.launch_op)) continue;
-      if (w.threads[op.launch_thread].ops[op.launch_op].blocking) continue;  // waits for its work anyway
-      queue_wait[g.cpu_base[op.launch_thread] + op.launch_op].push_back(stream.ops[k - static_cast<size_t>(queue_depth)]);
+  for (const auto& stream : w.streams) {
+    std::vector<std::int32_t> launched;
+    for (auto x : stream.ops)
+      if (w.gpu_ops[x].launch_thread >= 0) launched.push_back(x);
+    for (size_t k = static_cast<size_t>(queue_depth); k < launched.size(); ++k) {
+      const auto& op = w.gpu_ops[launched[k]];
+      const auto& call = w.threads[op.launch_thread].ops[op.launch_op];
+      if (call.blocking) continue;  // waits for its work anyway
+      const auto oldest = launched[k - static_cast<size_t>(queue_depth)];
+      if (gpu_end_ns(oldest) > call.ts_ns + call.dur_ns) continue;
+      queue_wait[g.cpu_base[op.launch_thread] + op.launch_op].push_back(oldest);
     }
+  }
   for (size_t ti = 0; ti < w.threads.size(); ++ti) {
     const auto& ops = w.threads[ti].ops;
     for (size_t k = 0; k < ops.size(); ++k) {
@@ -152,14 +160,14 @@ Graph build_graph(const Workload& w, double launch_latency_s, int queue_depth) {
         if (const auto q = queue_wait.find(id); q != queue_wait.end()) {
           // Measured with the oldest operation ending inside the call, the call waited for the
           // queue until then: only what follows is its own cost (so a self-replay keeps the
-          // measured end). Ending before the call, or after it (a deeper queue than this one),
-          // the oldest did not hold it: all of it is its own cost.
+          // measured end). Ending before the call, the oldest did not hold it: all of it is
+          // its own cost. (Ending after it, there is no wait: see queue_wait.)
           std::int64_t oldest_end = 0;
           for (auto x : q->second) {
             edges.push_back({g.gpu_base + x, id, 0.0, false});
             oldest_end = std::max(oldest_end, gpu_end_ns(x));
           }
-          if (oldest_end > op.ts_ns && oldest_end <= op.ts_ns + op.dur_ns) g.dur_s[id] = ns(op.ts_ns + op.dur_ns - oldest_end);
+          if (oldest_end > op.ts_ns) g.dur_s[id] = ns(op.ts_ns + op.dur_ns - oldest_end);
         }
       }
     }

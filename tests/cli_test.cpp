@@ -2691,7 +2691,7 @@ TEST(Cli, IgnoredCalibrateFlagsAndParamKeysAreErrors) {
   fs::create_directories(d.path() + "/plot/report.png");
   std::ofstream(d.path() + "/plot/report.csv") << "case,category,point,metric,unit,measured,predicted,error_pct,tolerance_pct,within,status\n"
                                                 << "c,collective,1048576 B,busbw,GB/s,10,11,10,10,1,pass\n";
-  composim::testing::expect_cli_error("plot " + q(d.path() + "/plot"), d.path() + "/plot/report.png: cannot write the plot");
+  composim::testing::expect_cli_error("plot " + q(d.path() + "/plot"), d.path() + "/plot/report.png: Is a directory");
   const std::string params = d.write("p.json", R"({"parmas": {"pcie.link.efficiency": 0.5}, "params": {}})");
   composim::testing::expect_cli_error("collective --bytes 1M --gpus 2 --topology dgx-a100 --params " + q(params),
                                       params + ": top level: unknown key \"parmas\"");

@@ -124,26 +124,30 @@ TEST(Replay, SynchronizeBlocksTheCpu) {
   EXPECT_NEAR(r.gpu_start[1], 1070 * us + 52 * us, 1e-12);
 }
 
-// A CPU that launches 5 us calls without ever synchronizing, for 100 us kernels: CUDA's
-// launch queue (gpu::kLaunchQueueDepth = 1024 per stream) holds it back once 1024 are
-// pending. Measured here without that bound (every call 5 us), the replay blocks call k
-// until kernel k - 1024 ends: first at k = 1077, when kernel 53 ends at 7 + 5400 us, after
-// the call's program start at 5385 us.
+// A CPU that launches copies every 5 us and never synchronizes. Measured, each 10 MB copy
+// took 4 us (the GPU kept up, the queue never filled); replayed over the Gen4 switch each
+// takes latency + 10 MB / 26.3 GB/s = 380 us, so the GPU falls behind. CUDA's launch queue
+// (gpu::kLaunchQueueDepth = 1024 per stream) then holds the CPU from about call 1036 on,
+// when copy k - 1024 has not ended by the call's start: call k returns 5 us after it ends.
 TEST(Replay, LaunchQueueHoldsTheCpuBack) {
   NEED_ENGINE();
   std::vector<std::string> ev;
   const int n = 1100;
+  char b[512];
   for (int k = 0; k < n; ++k) {
-    ev.push_back(call("cudaLaunchKernel", 1, 5.0 * k, 5, k + 1));
-    ev.push_back(kernel("k", 7, 7 + 100.0 * k, 100, k + 1));
+    ev.push_back(call("cudaMemcpyAsync", 1, 5.0 * k, 5, k + 1));
+    std::snprintf(b, sizeof b,
+                  R"JSON({"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pinned -> Device)","pid":0,"tid":7,"ts":%.3f,"dur":4,"args":{"device":0,"stream":7,"correlation":%d,"bytes":10000000}})JSON",
+                  7 + 5.0 * k, k + 1);
+    ev.push_back(b);
   }
   auto res = replay({trace_doc(ev)});
   const auto& r = res.ranks[0];
-  EXPECT_NEAR(r.cpu_end[0][1076], 5385 * us, 1e-9);  // 1023 pending: not held
-  EXPECT_NEAR(r.cpu_end[0][1077], 5412 * us, 1e-9);  // kernel 53 ends at 5407 us, + the call's 5 us
-  EXPECT_NEAR(r.cpu_end[0][1078], 5512 * us, 1e-9);  // then one call per kernel
-  EXPECT_NEAR(r.cpu_end[0][n - 1], (107 + 100 * 75 + 5) * us, 1e-9);
-  EXPECT_NEAR(r.gpu_end[n - 1], (107 + 100.0 * (n - 1)) * us, 1e-9);  // the GPU's work is unchanged
+  const double copy_s = r.gpu_end[0] - r.gpu_start[0];
+  EXPECT_NEAR(copy_s, 1e-6 + 105e-9 + 1e7 / (16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.914), 1e-9);
+  EXPECT_NEAR(r.cpu_end[0][1030], 5155 * us, 1e-9);  // copy 6 ended before the call: as measured
+  for (int k : {1040, 1070, n - 1}) EXPECT_NEAR(r.cpu_end[0][k], r.gpu_end[k - 1024] + 5 * us, 1e-9) << "call " << k;
+  EXPECT_GT(r.cpu_end[0][n - 1], 25e-3);  // held back: 5.5 ms without the queue
 }
 
 // The same CPU measured with its queue full (each call from 1077 on waits for kernel

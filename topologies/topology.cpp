@@ -665,7 +665,9 @@ void Topology::finish(const std::string& file) {
   // Across machines, a NIC is the way out: one without a network link would be chosen as a
   // GPU's nearest NIC and leave no path in one direction (the route back fails, every
   // collective across machines with it), so it is an error here, naming it.
-  if (machines_ > 1)
+  std::set<int> host_machines;  // machines with a host: an unlinked NIC is a component of its own
+  for (int h : hosts_) host_machines.insert(machine_[h]);
+  if (host_machines.size() > 1)
     for (int n : nics_) {
       bool wired = false;
       for (auto [e, end] = boost::out_edges(n, graph_); e != end && !wired; ++e) {
@@ -674,7 +676,7 @@ void Topology::finish(const std::string& file) {
       }
       if (!wired)
         input_error(file, "node \"" + nodes_[n].name + "\"",
-                    "a NIC with no network link (ethernet or infiniband) in a topology of " + std::to_string(machines_) +
+                    "a NIC with no network link (ethernet or infiniband) in a topology of " + std::to_string(host_machines.size()) +
                         " machines: link it to the network, or leave it out");
     }
 }

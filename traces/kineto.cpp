@@ -43,12 +43,18 @@ class GzStreamBuf : public std::streambuf {
   explicit GzStreamBuf(const std::string& path) : path_(path) {
     file_ = std::fopen(path.c_str(), "rb");
     if (!file_) input_error(path, "", std::string("cannot open for reading: ") + std::strerror(errno));
-    refill();
-    gzip_ = z_.avail_in >= 2 && in_[0] == 0x1f && in_[1] == 0x8b;
-    if (gzip_) {
-      if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) input_error(path, "", "cannot start zlib's inflate (out of memory)");
-      in_member_ = true;
+    try {  // the destructor does not run for a constructor that throws
+      refill();
+      gzip_ = z_.avail_in >= 2 && in_[0] == 0x1f && in_[1] == 0x8b;
+      if (gzip_ && inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK) {
+        gzip_ = false;
+        input_error(path, "", "cannot start zlib's inflate (out of memory)");
+      }
+    } catch (...) {
+      std::fclose(file_);
+      throw;
     }
+    in_member_ = gzip_;
   }
   ~GzStreamBuf() override {
     if (gzip_) inflateEnd(&z_);
@@ -78,7 +84,7 @@ class GzStreamBuf : public std::streambuf {
     if (z_.avail_in > 0 && z_.next_in != in_) std::memmove(in_, z_.next_in, z_.avail_in);
     z_.next_in = in_;
     const size_t got = std::fread(in_ + z_.avail_in, 1, sizeof in_ - z_.avail_in, file_);
-    if (got == 0 && std::ferror(file_)) input_error(path_, "compressed byte " + std::to_string(file_read_), std::string("read error: ") + std::strerror(errno));
+    if (got == 0 && std::ferror(file_)) input_error(path_, "byte " + std::to_string(file_read_) + " of the file", std::string("read error: ") + std::strerror(errno));
     z_.avail_in += static_cast<uInt>(got);
     file_read_ += got;
     return got > 0;
