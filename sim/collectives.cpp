@@ -163,22 +163,23 @@ double CollectivePlanner::shm_step_s(int a, int b) {
   return r.shm() ? 2 * r.latency_s : 0.0;
 }
 
-double CollectivePlanner::flows_bound_s(const std::vector<Flow>& flows) {
+std::map<std::pair<int, int>, double> CollectivePlanner::loads(const std::vector<Flow>& flows) {
   std::map<std::pair<int, int>, double> load;
   for (const auto& f : flows)
     for (const auto& key : resources(f.src, f.dst)) load[key] += f.bytes;
+  return load;
+}
+
+double CollectivePlanner::flows_bound_s(const std::vector<Flow>& flows) {
   double t = 0;
-  for (const auto& [key, bytes] : load) t = std::max(t, bytes / capacity(key));
+  for (const auto& [key, bytes] : loads(flows)) t = std::max(t, bytes / capacity(key));
   return t;
 }
 
 std::string CollectivePlanner::bound_by(const std::vector<Flow>& flows) {
-  std::map<std::pair<int, int>, double> load;
-  for (const auto& f : flows)
-    for (const auto& key : resources(f.src, f.dst)) load[key] += f.bytes;
   double links = 0, other = 0;
   bool shm = false;
-  for (const auto& [key, bytes] : load) {
+  for (const auto& [key, bytes] : loads(flows)) {
     const double t = bytes / capacity(key);
     if (key.first >= 0) {
       links = std::max(links, t);
@@ -1306,8 +1307,11 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   // host-to-host communications, so the time it adds beyond the flows' own bound, alone on
   // the links, comes after them (under contention, where the flows are slower anyway, this
   // overstates the time by up to that much).
-  if (channel_bound_s > 0) p.channel_rate_s = std::max(0.0, channel_bound_s - flows_bound_s(p.flows));
-  if (p.algorithm == Algorithm::tree) p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;
+  if (p.algorithm == Algorithm::tree) {
+    const double flows_s = flows_bound_s(p.flows);
+    if (channel_bound_s > 0) p.channel_rate_s = std::max(0.0, channel_bound_s - flows_s);
+    p.bottleneck_bytes = flows_s * p.bandwidth_Bps;
+  }
   return p;
 }
 

@@ -263,6 +263,7 @@ class CollectivePlanner {
   // Time the flows need on their busiest resource, alone on the topology: max over links,
   // memories and SHM budgets of (bytes crossing it / its capacity), in seconds.
   double flows_bound_s(const std::vector<Flow>& flows);
+  std::map<std::pair<int, int>, double> loads(const std::vector<Flow>& flows);  // bytes per capacity key
   double shm_step_s(int a, int b);  // per-step wait of an SHM hop (0 if the route is not SHM)
 
   const topo::Topology& topo_;

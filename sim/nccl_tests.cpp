@@ -148,7 +148,7 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     row.processing_s = p.processing_s;
     row.channel_rate_s = p.channel_rate_s;
     row.pipeline_s = p.pipeline_s;
-    row.bound_by = p.flows.empty() ? "-" : planner.bound_by(p.flows);
+    if (!p.flows.empty()) row.bound_by = planner.bound_by(p.flows);
     run.rows.push_back(row);
     run.plans.push_back(std::move(p));
   }

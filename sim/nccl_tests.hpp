@@ -41,7 +41,7 @@ struct SweepRow {
   collective::LinkClass link_class = collective::LinkClass::pcie;
   int steps = 0, hop_steps = 0;
   double bandwidth_Bps = 0, bottleneck_bytes = 0, latency_s = 0, processing_s = 0, pipeline_s = 0, channel_rate_s = 0;  // the plan's model terms
-  std::string bound_by;  // CollectivePlanner::bound_by() of the plan's flows
+  std::string bound_by;  // CollectivePlanner::bound_by() of the plan's flows; "" without flows (CSV "-")
 };
 
 // nccl-tests' element types (its -d names) and their sizes in bytes; 0 for a name it does

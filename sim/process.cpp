@@ -4,8 +4,17 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <fstream>
 
 namespace composim::sim {
+
+std::string last_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
 
 std::string shell_quote(const std::string& s) {
   std::string q = "'";

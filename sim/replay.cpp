@@ -120,8 +120,8 @@ Graph build_graph(const Workload& w, double launch_latency_s, int queue_depth) {
   // are the stream's operations with a launch call: a CUDA graph's kernels after its first
   // have none and take no entry. A wait the measurement contradicts (the oldest ended after
   // the call returned: this GPU's queue was deeper) is not added. queue_wait[call]: the
-  // operations it waits for.
-  std::unordered_map<std::int32_t, std::vector<std::int32_t>> queue_wait;
+  // operation it waits for (a call launches at most one: CpuOp::gpu_op).
+  std::unordered_map<std::int32_t, std::int32_t> queue_wait;
   for (const auto& stream : w.streams) {
     std::vector<std::int32_t> launched;
     for (auto x : stream.ops)
@@ -132,7 +132,7 @@ Graph build_graph(const Workload& w, double launch_latency_s, int queue_depth) {
       if (call.blocking) continue;  // waits for its work anyway
       const auto oldest = launched[k - static_cast<size_t>(queue_depth)];
       if (gpu_end_ns(oldest) > call.ts_ns + call.dur_ns) continue;
-      queue_wait[g.cpu_base[op.launch_thread] + op.launch_op].push_back(oldest);
+      queue_wait[g.cpu_base[op.launch_thread] + op.launch_op] = oldest;
     }
   }
   for (size_t ti = 0; ti < w.threads.size(); ++ti) {
@@ -162,11 +162,8 @@ Graph build_graph(const Workload& w, double launch_latency_s, int queue_depth) {
           // queue until then: only what follows is its own cost (so a self-replay keeps the
           // measured end). Ending before the call, the oldest did not hold it: all of it is
           // its own cost. (Ending after it, there is no wait: see queue_wait.)
-          std::int64_t oldest_end = 0;
-          for (auto x : q->second) {
-            edges.push_back({g.gpu_base + x, id, 0.0, false});
-            oldest_end = std::max(oldest_end, gpu_end_ns(x));
-          }
+          edges.push_back({g.gpu_base + q->second, id, 0.0, false});
+          const std::int64_t oldest_end = gpu_end_ns(q->second);
           if (oldest_end > op.ts_ns) g.dur_s[id] = ns(op.ts_ns + op.dur_ns - oldest_end);
         }
       }

@@ -291,10 +291,8 @@ int run_sweep_spec(const SweepRunOptions& o) {
     if (o.collect) {
       p.dir = o.out_dir + "/points/" + std::to_string(p.index);
       if (fs::exists(p.dir + "/out/summary.json")) p.reused = true;
-      else if (std::ifstream err(p.dir + "/log.txt"); err && fs::exists(p.dir + "/failed")) {
-        std::string line, last;
-        while (std::getline(err, line))
-          if (!line.empty()) last = line;
+      else if (fs::exists(p.dir + "/log.txt") && fs::exists(p.dir + "/failed")) {
+        const std::string last = last_line(p.dir + "/log.txt");
         p.error = last.empty() ? "composim run failed" : last;
       } else p.error = "not run yet";
       continue;
@@ -412,10 +410,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
         }
         if (rc != 0) {
           std::ofstream(p.dir + "/failed") << "1\n";
-          std::ifstream log(p.dir + "/log.txt");
-          std::string line, last;
-          while (std::getline(log, line))
-            if (!line.empty()) last = line;
+          const std::string last = last_line(p.dir + "/log.txt");
           p.error = last.empty() ? "composim run failed" : last;
         }
         ++done;

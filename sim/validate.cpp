@@ -441,13 +441,7 @@ int validate(const ValidateOptions& o) {
           interrupted = true;
           break;
         }
-        if (rc != 0) {
-          std::ifstream log(c.work_dir + ".log");
-          std::string line, last;
-          while (std::getline(log, line))
-            if (!line.empty()) last = line;
-          c.run_error = "composim failed: " + last;
-        }
+        if (rc != 0) c.run_error = "composim failed: " + last_line(c.work_dir + ".log");
       }
     });
   for (auto& t : pool) t.join();
@@ -577,10 +571,7 @@ int validate(const ValidateOptions& o) {
       const std::string cmd = "/usr/bin/python3 " + shell_quote(script) + " " + shell_quote(o.out_dir + "/report.csv") + " " +
                               shell_quote(o.out_dir + "/report.png") + " >" + shell_quote(log) + " 2>&1";
       const int rc = std::system(cmd.c_str());
-      std::string why;  // the plot script's last line says why it drew nothing
-      if (std::ifstream in(log); in)
-        for (std::string line; std::getline(in, line);)
-          if (!line.empty()) why = line;
+      const std::string why = last_line(log);  // the plot script's last line says why it drew nothing
       fs::remove(log, ec);
       // Ctrl-C reaches the plot script, not this process (std::system ignores SIGINT while
       // it waits): Python exits 1 on its KeyboardInterrupt, which is the user's stop.
@@ -645,12 +636,8 @@ std::map<long long, std::map<std::string, std::string>> run_case(Case& c, const 
   build_command(c, vo);
   const int rc = std::system(c.command.c_str());
   if (ended_by_interrupt(rc)) throw Interrupted("calibrate interrupted; no parameter file written");
-  if (rc != 0) {
-    // Its log goes with the scratch folder: what it said is the message.
-    std::ifstream log(dir + ".log");
-    std::string line, last;
-    while (std::getline(log, line))
-      if (!line.empty()) last = line;
+  if (rc != 0) {  // its log goes with the scratch folder: what it said is the message
+    const std::string last = last_line(dir + ".log");
     input_error(c.file, "run", "composim collective failed: " + (last.empty() ? std::string("(no output)") : last));
   }
   std::map<long long, std::map<std::string, std::string>> by_size;
@@ -758,18 +745,18 @@ int calibrate(const CalibrateOptions& o) {
       // trees across machines): that time does not move with the efficiency (near the point:
       // lower it enough and the links bind again), so the row fits latencies only, its
       // bandwidth term and the rate's known.
-      if (const auto cr = r.find("model_channel_rate_us"); cr != r.end() && std::stod(cr->second) > 0) {
-        row.extra_s += row.x_s / param(row.eff_param) + std::stod(cr->second) * 1e-6;
+      // Bound by the SHM transport's rate or a host's memory, not by links, likewise: the time
+      // does not move with a link efficiency (fitting one to it would misplace it).
+      auto latencies_only = [&row](double known_s) {
+        row.extra_s += row.x_s / param(row.eff_param) + known_s;
         row.x_s = 0;
         row.eff_param.clear();
+      };
+      if (const auto cr = r.find("model_channel_rate_us"); cr != r.end() && std::stod(cr->second) > 0) {
+        latencies_only(std::stod(cr->second) * 1e-6);
         if (!row.holdout) ++rate_bound;
       } else if (const auto bb = r.find("model_bound_by"); bb != r.end() && bb->second != "links" && bb->second != "-" && !row.eff_param.empty()) {
-        // Bound by the SHM transport's rate or a host's memory, not by links: the time does
-        // not move with a link efficiency (fitting one to it would misplace it), so the row
-        // fits latencies only, its bandwidth term known.
-        row.extra_s += row.x_s / param(row.eff_param);
-        row.x_s = 0;
-        row.eff_param.clear();
+        latencies_only(0);
         if (!row.holdout) ++not_links[bb->second];
       }
       if (row.measured_time_s > 0) rows.push_back(row);
