@@ -352,4 +352,9 @@ TEST(Topology, OpticalLinksAsPcieOrNetwork) {
   doc = small();
   doc["links"][1] = {{"from", "sw0"}, {"to", "gpu0"}, {"type", "optical"}, {"rate_Gbps", 800}, {"length_m", 5}};
   EXPECT_NE(error_of(doc).find("an optical link given by rate_Gbps is a network link"), std::string::npos) << error_of(doc);
+  // Both ways at once: the message says which to drop, not "unknown key".
+  doc["links"][1]["generation"] = 4;
+  EXPECT_EQ(error_of(doc),
+            "t.json: links[1]: an optical link is given either by \"rate_Gbps\" (a network line rate) or by \"generation\" and "
+            "\"lanes\" (PCIe over optics), not both: remove \"generation\" or \"rate_Gbps\"");
 }

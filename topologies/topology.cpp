@@ -277,6 +277,10 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
         l.length_m = f.num("length_m", std::nullopt, 0.0, kMaxLength_m);
         const double trx = f.num("transceiver_latency_s", pcie::kOpticalTransceiverLatency_s, 0.0, kMaxLatency_s);
         if (f.has("rate_Gbps")) {
+          for (const char* k : {"generation", "lanes", "max_payload_B"})
+            if (f.has(k))
+              f.fail(std::string("an optical link is given either by \"rate_Gbps\" (a network line rate) or by \"generation\" and "
+                                 "\"lanes\" (PCIe over optics), not both: remove \"") + k + "\" or \"rate_Gbps\"");
           l.rate_Gbps = f.num("rate_Gbps", std::nullopt, 1e-9, kMaxRate_Gbps);
           // A line rate, taken as a network link's (encoding and network.efficiency).
           l.bandwidth_Bps = network::link_bandwidth_Bps(l.rate_Gbps) * param("network.efficiency");
