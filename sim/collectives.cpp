@@ -163,6 +163,26 @@ double CollectivePlanner::shm_step_s(int a, int b) {
   return r.shm() ? 2 * r.latency_s : 0.0;
 }
 
+// Cables on a direct hop: NCCL's per-step latency was measured inside a server, so what a
+// PCIe cable adds (propagation over its length, its transceivers, retimers on the path)
+// is waited at every step that crosses the hop, as each step's data must arrive before the
+// next is sent. Network links are not counted: NCCL's network step latency is measured
+// over a fabric's cables. 0 for SHM hops, whose round trip (shm_step_s) includes them.
+double CollectivePlanner::cable_step_s(int a, int b) {
+  const auto& r = route(a, b);
+  if (r.shm() || r.network) return 0.0;
+  double s = 0;
+  for (const auto& h : r.hops) {
+    const auto& l = topo_.links()[h.link];
+    if (l.type == topo::LinkType::pcie || l.type == topo::LinkType::optical) s += l.latency_s;
+  }
+  for (int v : r.transit) {
+    const auto& n = topo_.nodes()[v];
+    if (n.type == topo::NodeType::retimer || n.type == topo::NodeType::optical_transceiver) s += n.latency_s;
+  }
+  return s;
+}
+
 std::map<std::pair<int, int>, double> CollectivePlanner::loads(const std::vector<Flow>& flows) {
   std::map<std::pair<int, int>, double> load;
   for (const auto& f : flows)
@@ -403,6 +423,15 @@ static double ring_shm_wait_s(const std::vector<std::vector<double>>& rings, int
     worst = std::max(worst, full + best);
   }
   return worst;
+}
+
+// What cables add to a ring's steps (the same walk), less the one crossing that the flows'
+// own start already waits (the longest of them: the hops' flows start together).
+static double ring_cable_wait_s(const std::vector<std::vector<double>>& rings, int steps, bool open) {
+  double worst = 0;
+  for (const auto& w : rings)
+    worst = std::max(worst, ring_shm_wait_s({w}, steps, open) - *std::max_element(w.begin(), w.end()));
+  return std::max(0.0, worst);
 }
 
 namespace {
@@ -732,6 +761,10 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     bool any = false;
     for (size_t i = 0; i < r.order.size(); ++i) any = (waits[i] = shm_step_s(r.order[i], r.order[(i + 1) % r.order.size()])) > 0 || any;
     if (any) s.ring_shm_waits.push_back(std::move(waits));
+    std::vector<double> cables(r.order.size());
+    any = false;
+    for (size_t i = 0; i < r.order.size(); ++i) any = (cables[i] = cable_step_s(r.order[i], r.order[(i + 1) % r.order.size()])) > 0 || any;
+    if (any) s.ring_cable_waits.push_back(std::move(cables));
   }
 
   // Trees: one per ring channel (at least one), each a chain through every machine's local
@@ -808,8 +841,13 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
   std::erase_if(s.trees, [](const Tree& t) { return !(t.bandwidth_Bps > 0); });
   for (const auto& t : s.trees) s.tree_bw += t.bandwidth_Bps;
   for (const auto& t : s.trees)
-    for (const auto* edges : {&t.edges, &t.twin_edges})
+    for (const auto* edges : {&t.edges, &t.twin_edges}) {
       s.tree_shm_wait_s = std::max(s.tree_shm_wait_s, up_down_s(*edges, [&](int a, int b, int) { return shm_step_s(a, b); }));
+      double longest = 0;  // the crossing the flows' start pays
+      for (auto [child, parent] : *edges) longest = std::max({longest, cable_step_s(child, parent), cable_step_s(parent, child)});
+      s.tree_cable_wait_s =
+          std::max(s.tree_cable_wait_s, std::max(0.0, up_down_s(*edges, [&](int a, int b, int) { return cable_step_s(a, b); }) - longest));
+    }
   // The network plugin's latency: that of the NICs the rings and trees cross.
   for (const auto& r : s.rings)
     for (size_t i = 0; i < r.order.size(); ++i)
@@ -1251,7 +1289,8 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.channels = channels;
     p.bandwidth_Bps = s.ring_bw;
     p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::ring, false, &p.hop_steps) +
-                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + ring_shm_wait_s(s.ring_shm_waits, sched.steps, open);
+                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + ring_shm_wait_s(s.ring_shm_waits, sched.steps, open) +
+                  ring_cable_wait_s(s.ring_cable_waits, sched.steps, open);
     p.processing_s = collective::achieved_processing_s(p.protocol, s.nvlink_generation, sched.bytes_per_rank);
     p.bottleneck_bytes = flows_bound_s(p.flows) * p.bandwidth_Bps;
     p.steps = sched.steps;
@@ -1284,7 +1323,7 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     p.channels = s.tree_channels;
     p.bandwidth_Bps = s.tree_bw;
     p.latency_s = nccl_latency_s(s, kind, n, p.protocol, Algorithm::tree, false, &p.hop_steps) +
-                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + s.tree_shm_wait_s;
+                  collective::achieved_extra_latency_s(p.protocol, s.nvlink_generation) + s.tree_shm_wait_s + s.tree_cable_wait_s;
     p.processing_s = collective::achieved_processing_s(p.protocol, s.nvlink_generation, 2 * in_bytes);  // up and down the tree
     p.steps = 2 * s.tree_depth;
     if (p.protocol == Protocol::simple && !s.trees.empty()) {

@@ -207,6 +207,10 @@ class CollectivePlanner {
     // trees, the slowest leaf-to-root path up plus the slowest root-to-leaf path down.
     std::vector<std::vector<double>> ring_shm_waits;
     double tree_shm_wait_s = 0;
+    // What cables add (cable_step_s() of each direct hop a step crosses), the same way, less
+    // the one crossing the flows' own start already waits.
+    std::vector<std::vector<double>> ring_cable_waits;
+    double tree_cable_wait_s = 0;
     bool intra_nvlink = true;                 // every machine's rings are direct NVLink (no NVB hop)
     bool intra_nvb = false;                   // some ring hop goes through an intermediate GPU (NVB)
     bool intra_any_nvlink = true;             // every machine's ring hops are NVLink, direct or NVB
@@ -265,6 +269,7 @@ class CollectivePlanner {
   double flows_bound_s(const std::vector<Flow>& flows);
   std::map<std::pair<int, int>, double> loads(const std::vector<Flow>& flows);  // bytes per capacity key
   double shm_step_s(int a, int b);  // per-step wait of an SHM hop (0 if the route is not SHM)
+  double cable_step_s(int a, int b);  // per-step wait of a direct hop for its cables (0 for SHM hops)
 
   const topo::Topology& topo_;
   std::vector<char> pxn_proxies_;

@@ -434,8 +434,12 @@ int run_sweep_spec(const SweepRunOptions& o) {
   std::string csv = "point";
   for (const auto& a : axes) csv += "," + csv_field(a.first);
   if (explicit_points) csv += ",label";
-  csv += ",predicted_iteration_s,measured_iteration_s,compute_s,exposed_communication_s,memcpy_s,idle_s,busiest_link,busiest_link_utilisation,error\n";
+  csv += ",predicted_iteration_s,measured_iteration_s,compute_s,exposed_communication_s,memcpy_s,idle_s,busiest_link,busiest_link_utilisation,error,notes\n";
   size_t failed = 0, reused = 0;
+  // A point's notes say what its prediction assumed (compute not rescaled to another GPU,
+  // a send/recv at its measured time, ...): in its row, and once each on stdout.
+  std::vector<std::pair<std::string, size_t>> notes_seen;  // note, points
+  std::map<std::string, size_t> note_index;
   for (auto& p : points) {
     std::string row = std::to_string(p.index);
     for (const auto& [axis, label] : p.labels) row += "," + csv_field(label);
@@ -450,10 +454,22 @@ int run_sweep_spec(const SweepRunOptions& o) {
       row += buf + csv_field(s.value("busiest_link", ""));
       std::snprintf(buf, sizeof buf, ",%.6g,", s.value("busiest_link_utilisation", 0.0));
       row += buf;
+      std::string notes;
+      if (s.contains("notes") && s["notes"].is_array())
+        for (const auto& n : s["notes"]) {
+          if (!n.is_string()) continue;
+          const std::string text = n.get<std::string>();
+          notes += (notes.empty() ? "" : " | ") + text;
+          auto [it, added] = note_index.emplace(text, notes_seen.size());
+          if (added) notes_seen.emplace_back(text, 0);
+          ++notes_seen[it->second].second;
+        }
+      std::replace(notes.begin(), notes.end(), '\n', ' ');
+      row += "," + csv_field(notes);
     } else {
       std::string e = p.error;
       std::replace(e.begin(), e.end(), '\n', ' ');
-      row += ",,,,,,,,," + csv_field(e);
+      row += ",,,,,,,,," + csv_field(e) + ",";
       ++failed;
     }
     reused += p.reused && p.error.empty();  // a reused point whose summary is unreadable counts as failed only
@@ -470,6 +486,11 @@ int run_sweep_spec(const SweepRunOptions& o) {
   else
     std::printf("sweep %s: %zu points (%zu reused from an earlier run, %zu failed); wrote %s/results.csv\n", spec.value("name", "").c_str(),
                 total, reused, failed, o.out_dir.c_str());
+  constexpr size_t kNotesShown = 8;
+  for (size_t i = 0; i < notes_seen.size() && i < kNotesShown; ++i)
+    std::printf("note (%zu of %zu points): %s\n", notes_seen[i].second, total, notes_seen[i].first.c_str());
+  if (notes_seen.size() > kNotesShown)
+    std::printf("note: %zu other notes, in results.csv's notes column\n", notes_seen.size() - kNotesShown);
   return 0;
 }
 

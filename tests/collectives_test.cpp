@@ -902,6 +902,42 @@ TEST(CollectiveCommand, ShmStepsWaitAReadRoundTrip) {
   EXPECT_NEAR(std::stod(f[16]), 3.6 + 3 * 1.0 + (2 * 1.3 + 2 * 2.4 + 2 * 1.3), 0.01);
 }
 
+// A cable is waited at every step that crosses it: NCCL's per-step latency was measured
+// inside a server, and each step's data must arrive before the next step sends it. Four
+// A100-PCIe under one Gen4 switch, gpu0's link 3000 m of fibre: 3000 x 4.9 ns + 2 x 64 ns
+// (transceivers) = 14.828 us each way; the switch adds 0.105 us. 8 bytes, ring LL.
+TEST(CollectiveCommand, CablesAreWaitedAtEveryStep) {
+  composim::testing::TempDir d;
+  auto topology = [&](double length_m) {
+    nlohmann::json t = {{"schema_version", 1}, {"name", "cable"}, {"nodes", {{{"name", "cpu0"}, {"type", "host"}}, {{"name", "sw0"}, {"type", "pcie_switch"}, {"generation", 4}}}}};
+    t["links"] = {{{"from", "cpu0"}, {"to", "sw0"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}}};
+    for (int g = 0; g < 4; ++g) {
+      const std::string name = "gpu" + std::to_string(g);
+      t["nodes"].push_back({{"name", name}, {"type", "gpu"}, {"model", "A100-PCIe-40GB"}});
+      nlohmann::json l = {{"from", "sw0"}, {"to", name}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}};
+      if (g == 0 && length_m > 0) l.update({{"medium", "optical"}, {"length_m", length_m}});
+      t["links"].push_back(l);
+    }
+    return d.write("cable" + std::to_string(static_cast<int>(length_m)) + ".json", t.dump());
+  };
+  const double cable = 3000 * 4.9e-3 + 2 * 0.064, route = cable + 0.105;
+  // 2 GPUs: both hops cross the cable; of the 2 steps' crossings the flows' own start waits
+  // one (with the route), the model the other: 3.6 + 2 x 1.0 + 14.828 + 14.933 = 35.36 us
+  // (it was 20.5: the cable once, below the propagation of the 2 steps alone).
+  auto f = composim::testing::collective_row("--bytes 8 --gpus 2 --topology " + topology(3000));
+  EXPECT_EQ(f[8] + " " + f[9], "RING LL");
+  EXPECT_NEAR(std::stod(f[16]), 3.6 + 2 * 1.0 + cable, 0.001);
+  EXPECT_NEAR(std::stod(f[5]), 3.6 + 2 * 1.0 + cable + route, 0.01);
+  // 4 GPUs, ring gpu0 -> 1 -> 2 -> 3 -> 0: the 6 steps cross gpu3 -> gpu0 and gpu0 -> gpu1
+  // (the cable) 4 times at worst, one of them the flows' start: 3.6 + 6 x 1.0 + 3 x 14.828.
+  f = composim::testing::collective_row("--bytes 8 --topology " + topology(3000));
+  EXPECT_NEAR(std::stod(f[16]), 3.6 + 6 * 1.0 + 3 * cable, 0.001);
+  EXPECT_NEAR(std::stod(f[5]), 3.6 + 6 * 1.0 + 3 * cable + route, 0.01);
+  // No cable, nothing added: NCCL's latency and the route's switch.
+  f = composim::testing::collective_row("--bytes 8 --topology " + topology(0));
+  EXPECT_NEAR(std::stod(f[16]), 3.6 + 6 * 1.0, 0.001);
+}
+
 // What the planner plans is what SimGrid simulates, also when flows of different route
 // latencies share a link (CM02 would share it in inverse proportion to latency, as for TCP;
 // the platform keeps latency off the links). 8 V100-PCIe under two switches and two
