@@ -97,6 +97,25 @@ NcclKernelInfo parse_nccl_kernel_name(std::string_view name) {
     info.protocol_reliable = true;
   } else if (name.rfind("ncclKernel_", 0) == 0) {
     rest = name.substr(11);
+  } else if (name.rfind("nccl", 0) == 0 && name.find("Kernel") < name.find('(')) {
+    // NCCL before 2.8: nccl<Kind><Algorithm>[LL|LL128]Kernel_<op>_<type>, e.g.
+    // ncclAllReduceRingLLKernel_sum_f32(CollectiveArgs); Simple has no protocol field. Only
+    // names that give an operation: other nccl...Kernel names are not collectives.
+    const std::string_view head = name.substr(4, name.find("Kernel") - 4);
+    info.kind = parse_kind(head);
+    if (info.kind == Kind::unknown) return info;
+    info.is_nccl = true;
+    for (std::string_view a : {"CollNet", "Ring", "Tree"})
+      if (const auto at = head.find(a); at != std::string_view::npos) {
+        std::string upper(a);
+        for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        info.algorithm = upper;
+        const std::string_view proto = head.substr(at + a.size());
+        info.protocol = proto == "LL" ? Protocol::ll : proto == "LL128" ? Protocol::ll128 : Protocol::simple;
+        // As with ncclKernel_ names, a kernel may run other protocols than its name's.
+        break;
+      }
+    return info;
   } else {
     return info;
   }

@@ -413,6 +413,26 @@ TEST(Importer, UnreadArgsAreDroppedAndReadArgsKept) {
   }
 }
 
+// An NCCL kernel whose name and args give no operation (NCCL 2.19+'s ncclDevKernel_Generic
+// without PyTorch's "Collective name") stays a kernel at its measured duration, with a note:
+// it used to become a collective of no kind, which the replay moved as 0 bytes (free). The
+// args' name wins over the kernel's.
+TEST(Importer, NcclKernelOfNoKnownOperationKeepsItsMeasuredTime) {
+  TempDir d;
+  const std::string generic = R"J({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", "pid": 0,
+     "tid": 9, "ts": 10, "dur": 20, "args": {"device": 0, "stream": 9, "In msg nelems": 256, "dtype": "Float", "Group size": 2)J";
+  auto w = trace::import_kineto(d.write("g.json", "[" + generic + "}}]"));
+  ASSERT_EQ(w.gpu_ops.size(), 1u);
+  EXPECT_EQ(w.gpu_ops[0].kind, trace::GpuOpKind::kernel);
+  EXPECT_EQ(w.gpu_ops[0].dur_ns, 20000);
+  EXPECT_TRUE(w.collectives.empty());
+  ASSERT_FALSE(w.notes.empty());
+  EXPECT_NE(w.notes[0].find("1 NCCL kernel(s) say neither in their name"), std::string::npos) << w.notes[0];
+  w = trace::import_kineto(d.write("n.json", "[" + generic + R"(, "Collective name": "allreduce"}}])"));
+  ASSERT_EQ(w.collectives.size(), 1u);
+  EXPECT_EQ(w.collectives[0].kind, collective::Kind::all_reduce);
+}
+
 // A process group's ranks must agree wherever the trace gives them (in any order):
 // distributedInfo.pg_config and a collective's args, or two collectives' args. Which is
 // right cannot be told, and either would be replayed without a word.

@@ -92,6 +92,22 @@ TEST(CollectiveModel, KernelNames) {
   EXPECT_EQ(e.kind, collective::Kind::send_recv);
   EXPECT_FALSE(e.protocol_reliable);  // no algorithm or protocol in the name
   EXPECT_FALSE(collective::parse_nccl_kernel_name("void at::native::vectorized_elementwise_kernel").is_nccl);
+  // NCCL before 2.8: nccl<Kind><Algorithm>[Protocol]Kernel_<op>_<type> (it used to be compute).
+  auto old = collective::parse_nccl_kernel_name("ncclAllReduceRingLLKernel_sum_f32(CollectiveArgs)");
+  EXPECT_TRUE(old.is_nccl);
+  EXPECT_EQ(old.kind, collective::Kind::all_reduce);
+  EXPECT_EQ(old.algorithm, "RING");
+  EXPECT_EQ(old.protocol, collective::Protocol::ll);
+  EXPECT_FALSE(old.protocol_reliable);
+  EXPECT_EQ(collective::parse_nccl_kernel_name("ncclReduceScatterTreeLL128Kernel_sum_f16(x)").kind, collective::Kind::reduce_scatter);
+  EXPECT_EQ(collective::parse_nccl_kernel_name("ncclBroadcastRingKernel_copy_i8(x)").algorithm, "RING");
+  EXPECT_EQ(collective::parse_nccl_kernel_name("ncclBroadcastRingKernel_copy_i8(x)").protocol, collective::Protocol::simple);
+  // A kernel whose name says no operation: NCCL's, kind unknown (the importer then keeps it
+  // as a kernel at its measured duration unless its args name the operation).
+  auto generic = collective::parse_nccl_kernel_name("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)");
+  EXPECT_TRUE(generic.is_nccl);
+  EXPECT_EQ(generic.kind, collective::Kind::unknown);
+  EXPECT_FALSE(collective::parse_nccl_kernel_name("ncclInitKernel(x)").is_nccl);  // an old-style name with no operation
   EXPECT_EQ(collective::parse_kind("_allgather_base"), collective::Kind::all_gather);
   EXPECT_EQ(collective::parse_kind("reduce_scatter_tensor_coalesced"), collective::Kind::reduce_scatter);
   EXPECT_EQ(collective::dtype_size_B("BFloat16"), 2);

@@ -709,6 +709,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   // Per communicator: the ranks shown by a list cut short that could not be completed, and
   // its event.
   std::map<std::int32_t, std::pair<std::vector<int>, size_t>> shown_ranks;
+  size_t nccl_of_unknown_kind = 0;
   for (const auto& g : gpu) {
     const json& e = *g.ev;
     const json& a = e.contains("args") ? e["args"] : json::object();
@@ -729,12 +730,22 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     const std::int32_t index = static_cast<std::int32_t>(w.gpu_ops.size());
     if (g.kind == GpuOpKind::kernel) {
       auto nccl = collective::parse_nccl_kernel_name(name);
+      collective::Kind kind = collective::Kind::unknown;
+      if (nccl.is_nccl) {
+        const std::string cname = get_str(a, "Collective name");
+        kind = cname.empty() ? nccl.kind : collective::parse_kind(cname);
+        if (kind == collective::Kind::unknown) kind = nccl.kind;
+        // Neither the name (ncclDevKernel_Generic, ...) nor the args say which operation:
+        // a kernel at its measured duration, not a collective of no bytes (free).
+        if (kind == collective::Kind::unknown) {
+          nccl.is_nccl = false;
+          ++nccl_of_unknown_kind;
+        }
+      }
       if (nccl.is_nccl) {
         op.kind = GpuOpKind::collective;
         Collective c;
-        const std::string cname = get_str(a, "Collective name");
-        c.kind = cname.empty() ? nccl.kind : collective::parse_kind(cname);
-        if (c.kind == collective::Kind::unknown) c.kind = nccl.kind;
+        c.kind = kind;
         c.algorithm = nccl.algorithm;
         c.protocol = nccl.protocol;
         c.protocol_from_trace = nccl.protocol_reliable;
@@ -931,6 +942,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     }
   }
 
+  if (nccl_of_unknown_kind > 0)
+    w.notes.push_back(std::to_string(nccl_of_unknown_kind) +
+                      " NCCL kernel(s) say neither in their name (e.g. ncclDevKernel_Generic) nor in a \"Collective name\" arg which "
+                      "operation they run: replayed at their measured duration, not modelled on the topology");
   if (waits_on_unknown_streams > 0)
     w.notes.push_back(std::to_string(waits_on_unknown_streams) +
                       " cudaStreamWaitEvent call(s) make a stream wait on one with no GPU work in the trace: those waits are not replayed");
