@@ -177,6 +177,27 @@ int run_sweep_spec(const SweepRunOptions& o) {
     total_points *= a.second.size();
     if (total_points > 100000) input_error(spec_file, "axes", "more than 100000 points");
   }
+  // Each parameter comes from one axis: a second would overwrite the first's value while
+  // results.csv still showed the first's label.
+  {
+    std::map<std::string, std::string> set_by;  // parameter -> axis
+    for (const auto& [name, values] : axes) {
+      std::set<std::string> keys;
+      for (const auto& v : values)
+        if (v.is_object()) {
+          for (auto it = v.begin(); it != v.end(); ++it)
+            if (it.key() != "label") keys.insert(it.key());
+        } else {
+          keys.insert(name);
+        }
+      for (const auto& k : keys) {
+        auto [it, added] = set_by.emplace(k, name);
+        if (!added)
+          input_error(spec_file, "axes." + name,
+                      "sets \"" + k + "\", which axis \"" + it->second + "\" sets too: each parameter must come from one axis");
+      }
+    }
+  }
   std::vector<SweepPoint> points;
   for (size_t k = 0; k < total_points; ++k) {
     // Mixed-radix decoding: the last axis varies fastest.

@@ -2590,6 +2590,10 @@ TEST(Cli, SweepAndValidateRefuseBadInputEarly) {
   composim::testing::expect_cli_error("sweep " + q(d.write("l.json", label_axis.dump())) + " --out " + q(d.path() + "/o2"),
                                       "axes.label: \"label\" names a point or an axis value; it is not an axis");
   composim::testing::expect_cli_error("sweep --collect " + q(d.path()) + " --slurm", "--collect: goes without --slurm");
+  // Two axes setting one parameter: the second's value ran under the first's label.
+  const json two = {{"name", "t"}, {"traces", {example(0)}}, {"axes", {{"ranks", {2, 4}}, {"big", {{{"label", "x"}, {"ranks", 8}}}}}}};
+  composim::testing::expect_cli_error("sweep " + q(d.write("two.json", two.dump())) + " --out " + q(d.path() + "/o3"),
+                                      "axes.ranks: sets \"ranks\", which axis \"big\" sets too: each parameter must come from one axis");
   const std::string file = d.write("report", "x");
   composim::testing::expect_cli_error("validate --cases " + q(source_dir() + "/validation/cases/vtrain-v100-2gpu-allreduce.json") + " --out " + q(file),
                                       file + ": --out: exists and is not a directory");
