@@ -310,6 +310,17 @@ TEST(Importer, RejectsOutOfRangeEventFields) {
   EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": -3, "args": {"stream": 7})")).find("traceEvents[0] (\"k\"): \"dur\" = -3 is out of range"),
             std::string::npos);
   EXPECT_NE(msg(trace_with(R"("dur": 3, "args": {"stream": 7})")).find("missing \"ts\""), std::string::npos);
+  // Ids of calls and syncs are checked as a GPU event's are (1e300 was cast, undefined).
+  {
+    const std::string t = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 3, "args": {"stream": 7}},
+      {"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 0, "tid": 7, "ts": 2, "dur": 0, "args": {"wait_on_stream": 1e300}}]})";
+    EXPECT_NE(msg(t).find("traceEvents[1].args: \"wait_on_stream\" = 1e+300 is not an integer"), std::string::npos) << msg(t);
+  }
+  // A timestamp whose nanoseconds overflow an int64 (it was imported as base_ns INT64_MIN).
+  EXPECT_NE(msg(trace_with(R"("ts": 9.3e15, "dur": 3, "args": {"stream": 7})"))
+                .find("\"ts\" = 9.3e+15 is out of range (expected microseconds in [-9.2e+15, 9.2e+15])"),
+            std::string::npos)
+      << msg(trace_with(R"("ts": 9.3e15, "dur": 3, "args": {"stream": 7})"));
   EXPECT_NE(msg(trace_with(R"("ts": "1", "dur": 3, "args": {"stream": 7})")).find("\"ts\" must be a number"), std::string::npos);
   EXPECT_NE(msg(trace_with(R"("ts": 1, "dur": 3, "args": {"stream": "abc"})")).find("\"stream\" = \"abc\" is not an integer"),
             std::string::npos);
@@ -340,8 +351,8 @@ TEST(Importer, RejectsOutOfRangeEventFields) {
   // A span of more than 11.6 days is a broken timestamp (nanoseconds would overflow).
   {
     const std::string t = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 3, "args": {"stream": 7}},
-      {"ph": "X", "cat": "cuda_runtime", "name": "cudaFree", "pid": 1, "tid": 1, "ts": 9e17, "dur": 1}]})";
-    EXPECT_NE(msg(t).find("traceEvents[1]: ends 900000000000 s after traceEvents[0] starts; a trace may span at most 11.6 days"), std::string::npos)
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaFree", "pid": 1, "tid": 1, "ts": 9e15, "dur": 1}]})";
+    EXPECT_NE(msg(t).find("traceEvents[1]: ends 9000000000 s after traceEvents[0] starts; a trace may span at most 11.6 days"), std::string::npos)
         << msg(t);
   }
   // Collective sizes whose bytes would overflow, or negative ones, are errors, not "unknown".
@@ -431,6 +442,20 @@ TEST(Importer, NcclKernelOfNoKnownOperationKeepsItsMeasuredTime) {
   w = trace::import_kineto(d.write("n.json", "[" + generic + R"(, "Collective name": "allreduce"}}])"));
   ASSERT_EQ(w.collectives.size(), 1u);
   EXPECT_EQ(w.collectives[0].kind, collective::Kind::all_reduce);
+}
+
+// A PyTorch execution trace (host graph: "schema" and "nodes", no "traceEvents") is named as
+// such; the generic "not a Chrome trace" check ran first and hid it.
+TEST(Importer, ExecutionTraceIsNamed) {
+  TempDir d;
+  try {
+    trace::import_kineto(d.write("et.json", R"({"schema": "1.0.1", "pid": 1, "nodes": []})"));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("et.json: top level: this is a PyTorch execution trace (host graph), not a Kineto trace"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // A process group's ranks must agree wherever the trace gives them (in any order):

@@ -183,7 +183,11 @@ std::string id_string(const json& v) {
 std::int64_t get_int(const json& args, const char* key, std::int64_t def = -1) {
   auto it = args.find(key);
   if (it == args.end()) return def;
-  if (it->is_number()) return it->get<std::int64_t>();
+  if (it->is_number_integer()) return it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX) ? def : it->get<std::int64_t>();
+  if (it->is_number_float()) {  // whole and in range, or not an id
+    const double v = it->get<double>();
+    return std::isfinite(v) && std::abs(v) < 9e18 && std::floor(v) == v ? static_cast<std::int64_t>(v) : def;
+  }
   if (it->is_string()) {
     try {
       return std::stoll(it->get<std::string>());
@@ -268,6 +272,12 @@ CopyKind copy_kind_of(const std::string& name) {
 }
 
 // Number-valued field of an event, checked: finite, in [min, max]. Names the event on error.
+std::string fmt_g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 double checked_number(const json& e, const char* key, const std::string& path, size_t index, double min, double max) {
   auto it = e.find(key);
   const std::string place = "traceEvents[" + std::to_string(index) + "]" +
@@ -276,7 +286,7 @@ double checked_number(const json& e, const char* key, const std::string& path, s
   if (!it->is_number()) input_error(path, place, std::string("\"") + key + "\" must be a number");
   const double v = it->get<double>();
   if (!std::isfinite(v) || v < min || v > max)
-    input_error(path, place, std::string("\"") + key + "\" = " + shown_value(*it) + " is out of range");
+    input_error(path, place, std::string("\"") + key + "\" = " + shown_value(*it) + " is out of range (expected microseconds in [" + fmt_g(min) + ", " + fmt_g(max) + "])");
   return v;
 }
 
@@ -500,6 +510,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     input_error(path, "otherData.generator", "this is a timeline composim wrote (run --out), not a captured trace");
   if (doc.is_object() && doc.contains("predicted_iteration_s") && doc.contains("breakdown"))
     input_error(path, "top level", "this is a summary composim wrote (run --out), not a captured trace");
+  if (doc.is_object() && doc.contains("nodes") && doc.contains("schema"))
+    input_error(path, "top level",
+                "this is a PyTorch execution trace (host graph), not a Kineto trace: replay needs the profiler's "
+                "Chrome trace of the same run");
   const json* events = nullptr;
   if (doc.is_object() && doc.contains("traceEvents") && doc["traceEvents"].is_array()) events = &doc["traceEvents"];
   else if (doc.is_array()) events = &doc;
@@ -511,10 +525,6 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   w.format = "kineto";
   bool has_distributed_info = false;
   w.rank_known = false;
-  if (doc.is_object() && doc.contains("nodes") && doc.contains("schema"))
-    input_error(path, "top level",
-                "this is a PyTorch execution trace (host graph), not a Kineto trace: replay needs the profiler's "
-                "Chrome trace of the same run");
   if (doc.is_object()) {
     if (auto it = doc.find("distributedInfo"); it != doc.end() && it->is_object()) {
       has_distributed_info = true;
@@ -562,6 +572,8 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   };
   std::unordered_map<std::int64_t, SyncInfo> sync_by_corr;  // cuda_sync events, by call correlation
   std::map<std::string, std::int32_t> thread_index;
+  constexpr double kMaxTimestampUs = 9.2e15;
+  constexpr std::int64_t kMaxId = std::int64_t{1} << 62;  // correlation and stream ids of calls and syncs
   double t0_us = INFINITY, last_end_us = -INFINITY;
   size_t t0_index = 0, last_index = 0;
   bool legacy = false;
@@ -586,7 +598,8 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     if (auto name = e.find("name"); (is_gpu || is_call || is_annotation) && name != e.end() && !name->is_string())
       input_error(path, "traceEvents[" + std::to_string(i) + "]", "\"name\" must be a string, not " + shown_value(*name));
     if (!is_gpu && !is_call && !is_step && cat != "cuda_sync") continue;
-    const double ts = checked_number(e, "ts", path, i, -kMaxUs * 1e6, kMaxUs * 1e6);
+    // In nanoseconds a timestamp must fit an int64 (9.22e18 ns: 9.2e15 us, 290 years).
+    const double ts = checked_number(e, "ts", path, i, -kMaxTimestampUs, kMaxTimestampUs);
     const double dur = checked_number(e, "dur", path, i, 0.0, kMaxUs);
     if (ts < t0_us) t0_index = i;
     if (ts + dur > last_end_us) {
@@ -598,8 +611,8 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     t0_us = std::min(t0_us, ts);
     if (cat == "cuda_sync") {
       const json& a = e.contains("args") ? e["args"] : json::object();
-      sync_by_corr[get_int(a, "correlation")] = {get_int(a, "stream"), get_int(a, "wait_on_stream"),
-                                                 get_int(a, "wait_on_cuda_event_record_corr_id")};
+      auto id = [&](const char* key) { return checked_arg(a, key, path, i, -1, -kMaxId, kMaxId); };
+      sync_by_corr[id("correlation")] = {id("stream"), id("wait_on_stream"), id("wait_on_cuda_event_record_corr_id")};
     } else if (is_step) {
       steps.push_back(&e);
     } else if (is_gpu) {
@@ -639,12 +652,12 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
                             " ranks");
         }
       }
-      gpu.push_back({&e, k, static_cast<int>(device), stream, get_int(a, "correlation"), 0, 0});
+      gpu.push_back({&e, k, static_cast<int>(device), stream, checked_arg(a, "correlation", path, i, -1, -kMaxId, kMaxId), 0, 0});
     } else {
       const json& a = e.contains("args") ? e["args"] : json::object();
       const std::string tid = (e.contains("pid") ? id_string(e["pid"]) : "?") + "/" + (e.contains("tid") ? id_string(e["tid"]) : "?");
       auto [it, inserted] = thread_index.emplace(tid, static_cast<std::int32_t>(thread_index.size()));
-      calls.push_back({&e, it->second, get_int(a, "correlation"), 0, 0});
+      calls.push_back({&e, it->second, is_call ? checked_arg(a, "correlation", path, i, -1, -kMaxId, kMaxId) : get_int(a, "correlation"), 0, 0});
     }
   }
   if (legacy) w.format = "kineto-legacy";
