@@ -435,7 +435,7 @@ std::string links_csv(const ReplayResult& res, const topo::Topology& t) {
     const auto& l = t.links()[lb.link];
     const std::string a = t.nodes()[lb.direction == 0 ? l.from : l.to].name, z = t.nodes()[lb.direction == 0 ? l.to : l.from].name;
     for (int k = 0; k < n && k < static_cast<int>(lb.bytes.size()); ++k)
-      s += l.name + "," + a + "," + z + "," + fmt(l.bandwidth_Bps / 1e9) + "," + fmt(k * width) + "," + fmt((k + 1) * width) + "," +
+      s += csv_field(l.name) + "," + csv_field(a) + "," + csv_field(z) + "," + fmt(l.bandwidth_Bps / 1e9) + "," + fmt(k * width) + "," + fmt((k + 1) * width) + "," +
            fmt(lb.bytes[k]) + "," + fmt(lb.bytes[k] / (l.bandwidth_Bps * width)) + "\n";
   }
   return s;

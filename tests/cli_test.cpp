@@ -1402,6 +1402,27 @@ TEST(Cli, ImportChecksOutBeforeReading) {
   expect_input_error(d, "is a directory");
 }
 
+// links.csv is RFC 4180: a link name with a comma or a quote, or a node name with a quote, is one quoted field
+// (a link named "up,link" gave rows of 9 fields under 8 columns).
+TEST(Cli, LinksCsvQuotesNames) {
+  TempDir tmp;
+  const json topo = {{"schema_version", 1},
+                     {"name", "q"},
+                     {"nodes", {{{"name", "cpu0"}, {"type", "host"}}, {{"name", "\"gpu0"}, {"type", "gpu"}, {"model", "A100-PCIe-40GB"}}}},
+                     {"links", {{{"from", "cpu0"}, {"to", "\"gpu0"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}, {"name", "up,\"link"}}}}};
+  const std::string out = tmp.path() + "/out";
+  const CliResult r = run_cli("run --trace " + q(example(0)) + " --ranks 1 --topology " + q(tmp.write("q.json", topo.dump())) + " --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = read_csv(out + "/links.csv");
+  ASSERT_FALSE(rows.empty());
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("link"), "up,\"link");
+    EXPECT_TRUE((row.at("from") == "cpu0" && row.at("to") == "\"gpu0") || (row.at("from") == "\"gpu0" && row.at("to") == "cpu0"))
+        << row.at("from") << " -> " << row.at("to");
+    EXPECT_GT(std::stod(row.at("bandwidth_GBps")), 26.0);
+  }
+}
+
 // Three host-to-device copies on three streams overlap in part on the same PCIe path, so
 // their rates change as each starts and ends. links.csv must never show a link direction
 // above its bandwidth (spreading each copy's bytes evenly over its life did: 1.44), must
