@@ -23,12 +23,35 @@ import matplotlib.pyplot as plt  # noqa: E402
 BREAKDOWN = [("compute_s", "compute"), ("exposed_communication_s", "exposed communication"), ("memcpy_s", "memcpy"), ("idle_s", "idle")]
 
 
+# Figures are drawn to temporary files and renamed into place only once every plot of the
+# directory has been drawn: a failure leaves no partial set of images.
+PENDING = []
+
+
 def save(fig, path):
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    fig.savefig(os.path.splitext(path)[0] + ".pdf")
+    for final, fmt in ((path, "png"), (os.path.splitext(path)[0] + ".pdf", "pdf")):
+        tmp = f"{final}.tmp-{os.getpid()}"
+        PENDING.append((tmp, final))
+        fig.savefig(tmp, dpi=110, format=fmt)
     plt.close(fig)
-    print("wrote", path)
+
+
+def commit():
+    for tmp, final in PENDING:
+        os.replace(tmp, final)
+        if final.endswith(".png"):
+            print("wrote", final)
+    PENDING.clear()
+
+
+def discard():
+    for tmp, _ in PENDING:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+    PENDING.clear()
 
 
 def numeric(v):
@@ -72,7 +95,7 @@ def sweep(d):
     xmax = max(sel, key=lambda r: float(r[x]) if numeric(r[x]) else 0)[x]
     bars = [r for r in rows if r[x] == xmax]
     labels = [" / ".join(r[a] for a in rest) for r in bars]
-    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(bars) + 2), 4.5))
+    fig, ax = plt.subplots(figsize=(min(40, max(6, 0.35 * len(bars) + 2)), 4.5))
     bottom = [0.0] * len(bars)
     for key, name in BREAKDOWN:
         vals = [1e3 * float(r[key]) for r in bars]
@@ -110,12 +133,20 @@ def links(d):
 
 def iterations(d):
     rows = list(csv.DictReader(open(os.path.join(d, "iterations.csv"))))
-    fig, ax = plt.subplots(figsize=(max(5, 0.6 * len(rows) + 2), 4))
     xs = range(len(rows))
-    ax.bar([i - 0.2 for i in xs], [1e3 * float(r["measured_s"]) for r in rows], width=0.4, label="measured")
-    ax.bar([i + 0.2 for i in xs], [1e3 * float(r["predicted_s"]) for r in rows], width=0.4, label="predicted")
-    ax.set_xticks(list(xs))
-    ax.set_xticklabels([r["iteration"] for r in rows], rotation=45, fontsize=7)
+    measured = [1e3 * float(r["measured_s"]) for r in rows]
+    predicted = [1e3 * float(r["predicted_s"]) for r in rows]
+    if len(rows) <= 40:  # bars, one labelled pair per iteration
+        fig, ax = plt.subplots(figsize=(max(5, 0.6 * len(rows) + 2), 4))
+        ax.bar([i - 0.2 for i in xs], measured, width=0.4, label="measured")
+        ax.bar([i + 0.2 for i in xs], predicted, width=0.4, label="predicted")
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels([r["iteration"] for r in rows], rotation=45, fontsize=7)
+    else:  # many iterations: lines over the iteration index (a bar each made images too wide to draw)
+        fig, ax = plt.subplots(figsize=(10, 4))
+        ax.plot(xs, measured, label="measured", linewidth=0.8)
+        ax.plot(xs, predicted, label="predicted", linewidth=0.8)
+        ax.set_xlabel(f"iteration (index in iterations.csv; {rows[0]['iteration']} to {rows[-1]['iteration']})")
     ax.set_ylabel("iteration time (ms)")
     ax.legend(fontsize=8)
     save(fig, os.path.join(d, "iterations.png"))
@@ -131,6 +162,7 @@ def main(d):
     if os.path.exists(os.path.join(d, "results.csv")):
         done += 1
         if sweep(d):
+            discard()
             return 2
     if os.path.exists(os.path.join(d, "links.csv")):
         done += 1
@@ -148,6 +180,7 @@ def main(d):
     if not done:
         print(f"composim: error: {d}: no results.csv, links.csv, iterations.csv or report.csv to plot", file=sys.stderr)
         return 2
+    commit()
     return 0
 
 
@@ -168,3 +201,5 @@ if __name__ == "__main__":
         sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)
+    finally:
+        discard()  # images of a run that did not finish (none once commit() has run)

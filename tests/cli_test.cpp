@@ -2694,6 +2694,22 @@ TEST(Cli, PlotQuotesItsDirectoryAndRejectsForeignCsv) {
   std::ofstream(failed + "/results.csv") << "point,ranks,predicted_iteration_s,error\n0,2,,no trace\n";
   composim::testing::expect_cli_error("plot " + q(failed), "results.csv: no successful point to plot");
   composim::testing::expect_cli_error("plot " + q(failed + "/results.csv"), "results.csv: not a directory");
+  // All or nothing: a run directory whose iterations.csv is broken gets no links.png either
+  // (it used to be written before the failure).
+  const std::string run_dir = d.path() + "/run";
+  fs::create_directories(run_dir);
+  std::ofstream(run_dir + "/links.csv") << "link,from,to,bandwidth_GBps,bin_start_s,bin_end_s,bytes,utilisation\nl,a,b,26,0,0.001,1000,0.5\n";
+  std::ofstream(run_dir + "/iterations.csv") << "iteration,measured_s,predicted_s,error_pct\nProfilerStep#1,x,0.1,0\n";
+  composim::testing::expect_cli_error("plot " + q(run_dir), "a CSV there is not composim output");
+  EXPECT_EQ(std::distance(fs::directory_iterator(run_dir), fs::directory_iterator()), 2) << "only the two CSVs";
+  // Many iterations draw as lines, not a bar each (1200 bars made an image too wide to draw).
+  std::ofstream iters(run_dir + "/iterations.csv");
+  iters << "iteration,measured_s,predicted_s,error_pct\n";
+  for (int i = 1; i <= 1200; ++i) iters << "ProfilerStep#" << i << ",0.016,0.0157,-2\n";
+  iters.close();
+  const CliResult many = run_cli("plot " + q(run_dir));
+  EXPECT_EQ(many.exit_code, 0) << many.err;
+  EXPECT_TRUE(fs::exists(run_dir + "/iterations.png") && fs::exists(run_dir + "/links.png"));
 }
 
 // Flags and files whose values would be silently ignored are errors.
