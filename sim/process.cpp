@@ -10,10 +10,15 @@ namespace composim::sim {
 
 std::string last_line(const std::string& path) {
   std::ifstream in(path);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last;
+  std::string line, last, error;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    last = line;
+    // A child's stderr and its buffered stdout interleave in one log: its error may come
+    // before the notes it printed, and it is what says why.
+    if (line.rfind("composim: error:", 0) == 0) error = line;
+  }
+  return error.empty() ? last : error;
 }
 
 std::string shell_quote(const std::string& s) {

@@ -15,8 +15,8 @@ std::string shell_quote(const std::string& s);
 // The path of the running executable (/proc/self/exe), or `fallback` if it cannot be read.
 std::string self_executable(const std::string& fallback);
 
-// The last non-empty line of a child's log (what a failing composim said last: its error),
-// "" if the file is absent or holds none.
+// What a failing composim child said: the last "composim: error:" line of its log, else its
+// last non-empty line; "" if the file is absent or holds none.
 std::string last_line(const std::string& path);
 
 // Whether std::system's `status` says the child was ended by Ctrl-C or a kill: SIGINT or

@@ -54,3 +54,21 @@ TEST(Process, EndedByInterrupt) {
   EXPECT_FALSE(sim::ended_by_interrupt(std::system("true")));
   EXPECT_FALSE(sim::ended_by_interrupt(-1));  // std::system could not run a shell
 }
+
+// A child's error line is what its log says why, even when its buffered stdout (notes)
+// landed after it: a sweep point's error column showed a note instead of "No space left".
+TEST(Process, LastLinePrefersTheErrorLine) {
+  char tmpl[] = "/tmp/composim-log-XXXXXX";
+  const int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  const std::string text = "composim: error: out/summary.json: No space left on device\nnote: a.json is a synthetic trace\n\n";
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  EXPECT_EQ(composim::sim::last_line(tmpl), "composim: error: out/summary.json: No space left on device");
+  std::FILE* f = std::fopen(tmpl, "w");
+  std::fputs("step 1\nlast words\n", f);
+  std::fclose(f);
+  EXPECT_EQ(composim::sim::last_line(tmpl), "last words");
+  std::remove(tmpl);
+  EXPECT_EQ(composim::sim::last_line(tmpl), "");
+}
