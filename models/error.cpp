@@ -84,7 +84,14 @@ json parse_checked(std::istream& in, const std::string& file) {
     return true;
   };
   try {
-    return json::parse(in, check);
+    json doc = json::parse(in, check);
+    // The parser ends its input at a NUL byte: what follows one would be dropped.
+    const auto nul_end = in.rdbuf()->pubseekoff(0, std::ios_base::cur, std::ios_base::in);  // just after the NUL, if one ended it
+    for (int c; (c = in.rdbuf()->sbumpc()) != std::char_traits<char>::eof();)
+      if (!std::isspace(c) && c != 0)
+        input_error(file, nul_end > 0 ? "byte " + std::to_string(static_cast<long long>(nul_end) - 1) : std::string("end"),
+                    "data after the end of the JSON text (a NUL byte, then more): not one JSON document");
+    return doc;
   } catch (const typename json::parse_error& e) {
     input_error(file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());
   } catch (const typename json::exception& e) {  // e.g. a number too large for a double

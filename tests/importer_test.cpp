@@ -458,6 +458,30 @@ TEST(Importer, ExecutionTraceIsNamed) {
   }
 }
 
+// The JSON parser ends its input at a NUL byte; what follows one is an error, not dropped
+// (a trace, and any JSON input: topology, parameters, IR). A NUL or blanks alone at the end
+// are harmless.
+TEST(Importer, TextAfterANulByteIsAnError) {
+  TempDir d;
+  const std::string trace = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 3, "args": {"stream": 7}}]})";
+  const std::string tail = std::string(1, '\0') + "more";
+  try {
+    trace::import_kineto(d.write("t.json", trace + tail));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.json: byte " + std::to_string(trace.size()) + ": data after the end of the JSON text"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(trace::import_kineto(d.write("ok.json", trace + std::string(1, '\0') + "\n")).gpu_ops.size(), 1u);
+  std::istringstream params(R"({"params": {}})" + tail);
+  try {
+    parse_json_input(params, "p.json");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("p.json: byte 14: data after the end of the JSON text"), std::string::npos) << e.what();
+  }
+}
+
 // A process group's ranks must agree wherever the trace gives them (in any order):
 // distributedInfo.pg_config and a collective's args, or two collectives' args. Which is
 // right cannot be told, and either would be replayed without a word.
