@@ -458,6 +458,21 @@ TEST(Importer, ExecutionTraceIsNamed) {
   }
 }
 
+// Two GPU events with one correlation id (an edited or merged trace): the second has no
+// launch, and a note says why (only "a launch call has no kernel" was said, misleading).
+TEST(Importer, SharedCorrelationIdsAreNoted) {
+  TempDir d;
+  const auto w = trace::import_kineto(d.write("c.json", R"({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 0, "dur": 5, "args": {"correlation": 4}},
+    {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 10, "dur": 20, "args": {"stream": 7, "correlation": 4}},
+    {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 40, "dur": 20, "args": {"stream": 7, "correlation": 4}}]})"));
+  ASSERT_EQ(w.gpu_ops.size(), 2u);
+  EXPECT_EQ(w.gpu_ops[0].launch_op, 0);
+  EXPECT_LT(w.gpu_ops[1].launch_op, 0);
+  ASSERT_EQ(w.notes.size(), 1u);
+  EXPECT_EQ(w.notes[0].rfind("1 GPU event(s) share their \"correlation\" id with an earlier one", 0), 0u) << w.notes[0];
+}
+
 // The JSON parser ends its input at a NUL byte; what follows one is an error, not dropped
 // (a trace, and any JSON input: topology, parameters, IR). A NUL or blanks alone at the end
 // are harmless.

@@ -728,7 +728,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   // Per communicator: the ranks shown by a list cut short that could not be completed, and
   // its event.
   std::map<std::int32_t, std::pair<std::vector<int>, size_t>> shown_ranks;
-  size_t nccl_of_unknown_kind = 0;
+  size_t nccl_of_unknown_kind = 0, shared_correlation = 0;
   for (const auto& g : gpu) {
     const json& e = *g.ev;
     const json& a = e.contains("args") ? e["args"] : json::object();
@@ -841,6 +841,8 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         op.launch_thread = it->second.thread;
         op.launch_op = it->second.op;
         call.gpu_op = index;
+      } else {
+        ++shared_correlation;  // the profiler gives each launch its own id
       }
     }
     w.streams[op.stream].ops.push_back(index);
@@ -961,6 +963,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     }
   }
 
+  if (shared_correlation > 0)
+    w.notes.push_back(std::to_string(shared_correlation) +
+                      " GPU event(s) share their \"correlation\" id with an earlier one (a profiler gives each launch its own: the "
+                      "trace was edited or merged): each is replayed without a launch call, in its stream's order and not before its measured start");
   if (nccl_of_unknown_kind > 0)
     w.notes.push_back(std::to_string(nccl_of_unknown_kind) +
                       " NCCL kernel(s) say neither in their name (e.g. ncclDevKernel_Generic) nor in a \"Collective name\" arg which "
