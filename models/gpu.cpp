@@ -18,7 +18,10 @@ std::string lower(std::string_view s) {
 // (NVIDIA/nccl issues #814 and #1309); compute capability: CUDA C Programming Guide, table of
 // compute capabilities. NVLink generation and links: hardware.md (V100 2 x 6, A100 3 x 12,
 // H100/H200 4 x 18, B200 5 x 18); RTX 2080 Ti 2 x 2 and RTX A6000 3 x 4 (their NVLink
-// bridges, product pages); RTX 4090 and T4 have none.
+// bridges, product pages); RTX 4090 and T4 have none. GA102 (RTX A6000) runs its four x4
+// NVLink3 links at 14.0625 GB/s each per direction, 112.5 GB/s both ways in all (NVIDIA
+// Ampere GA102 GPU architecture whitepaper; RTX A6000 datasheet: NVLink 112.5 GB/s), not
+// A100's 25.
 struct Entry {
   const char* key;
   GpuSpec spec;
@@ -34,7 +37,7 @@ const Entry kTable[] = {
     {"2080 ti", {"RTX 2080 Ti", 3, false, 616e9, 75, 2, 2}},
     {"4090", {"RTX 4090", 4, false, 1008e9, 89, 0, 0}},
     {"t4", {"T4", 3, true, 320e9, 75, 0, 0}},
-    {"a6000", {"RTX A6000", 4, true, 768e9, 86, 3, 4}},
+    {"a6000", {"RTX A6000", 4, true, 768e9, 86, 3, 4, 14.0625e9}},
 };
 
 }  // namespace

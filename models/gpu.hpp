@@ -40,6 +40,9 @@ struct GpuSpec {
   int compute_capability;  // major * 10 + minor (NCCL's tuning tables are indexed by it)
   int nvlink_generation;   // 0: no NVLink
   int nvlink_links;        // NVLink links the GPU has, at most (0: none)
+  // One-direction rate of one of its NVLink links, bytes/s, where it is below its
+  // generation's (nvlink::per_link_Bps); 0: the generation's.
+  double nvlink_link_Bps = 0;
 };
 
 // find_gpu_spec()

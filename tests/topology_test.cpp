@@ -7,6 +7,7 @@
 #include "models/error.hpp"
 #include "test_util.hpp"
 #include "topologies/topology.hpp"
+#include "models/nvlink.hpp"
 
 using namespace composim;
 using nlohmann::json;
@@ -262,6 +263,11 @@ TEST(Topology, NvlinkMatchesTheGpu) {
   EXPECT_EQ(error_of(with_nvlink("RTX 4090", 3, 4)), "t.json: links[3]: NVLink at gpu0 (RTX 4090), which has no NVLink");
   EXPECT_EQ(error_of(with_nvlink("V100", 5, 6)), "t.json: links[3]: NVLink generation 5 at gpu0 (V100), whose NVLink is generation 2");
   EXPECT_EQ(error_of(with_nvlink("V100", 2, 18)), "t.json: links[3]: gpu0 (V100) has 6 NVLink links; its NVLink links add up to 18 here");
+  // GA102's NVLink3 links run at 14.0625 GB/s per direction, not A100's 25 (the A6000 pair
+  // ran 1.78 times too fast): 4 links, 56.25 GB/s of signalling, at NVLink3's payload share.
+  const auto a6000 = topo::Topology::parse(with_nvlink("RTX A6000", 3, 4), "t.json");
+  EXPECT_NEAR(a6000.links()[3].bandwidth_Bps, 4 * 14.0625e9 * nvlink::payload_bandwidth_Bps(3, 1) / 25e9, 1e3);
+  EXPECT_NEAR(topo::Topology::parse(with_nvlink("A100", 3, 4), "t.json").links()[3].bandwidth_Bps, nvlink::payload_bandwidth_Bps(3, 4), 1e3);
 }
 
 // PCIe is a tree below each root complex: a loop of switches, a root complex reaching the

@@ -420,6 +420,10 @@ void check_devices_and_tree(const std::vector<Node>& nodes, std::vector<Link>& l
         if ((nvlinks[end] += l.links) > spec.nvlink_links)
           input_error(file, place, n.name + " (" + spec.name + ") has " + std::to_string(spec.nvlink_links) +
                                        " NVLink links; its NVLink links add up to " + std::to_string(nvlinks[end]) + " here");
+        // A GPU whose links run slower than its generation's (GA102) sets the link's rate.
+        if (spec.nvlink_link_Bps > 0 && spec.nvlink_link_Bps < nvlink::per_link_Bps(l.generation))
+          l.bandwidth_Bps = std::min(l.bandwidth_Bps, nvlink::payload_bandwidth_Bps(l.generation, l.links) * spec.nvlink_link_Bps /
+                                                          nvlink::per_link_Bps(l.generation));
       }
       continue;
     }
