@@ -23,12 +23,15 @@ double encoding_efficiency(int generation) {
   return 236.0 / 256.0;  // Gen6 FLIT: 236 B of TLP per 256 B FLIT (PCIe 6.0 base spec)
 }
 
+int tlp_overhead_B_of(int generation) { return generation >= 6 ? kFlitTlpOverhead_B : kTlpOverhead_B; }
+
 double link_bandwidth_Bps(int generation, int lanes, int max_payload_B, int tlp_overhead_B) {
   if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16 && lanes != 32)
     throw std::invalid_argument("PCIe lanes " + std::to_string(lanes) + " is not one of 1, 2, 4, 8, 16, 32");
   if (max_payload_B < 128 || max_payload_B > 4096)
     throw std::invalid_argument("PCIe max payload " + std::to_string(max_payload_B) + " B is not in 128..4096");
   const double raw_Bps = lanes * rate_GTps(generation) * 1e9 / 8.0 * encoding_efficiency(generation);
+  if (tlp_overhead_B < 0) tlp_overhead_B = tlp_overhead_B_of(generation);
   return raw_Bps * max_payload_B / (max_payload_B + tlp_overhead_B);
 }
 
@@ -42,7 +45,7 @@ ModelInfo link_model_info() {
   return {"pcie.link",
           "PCIe link: payload bandwidth per direction from generation, lanes, line code and TLP overhead",
           "bw = lanes*rate*1e9/8*encoding*mps/(mps+tlp_overhead); Gen3 x16 @256B = 14.40 GB/s",
-          {{"tlp_overhead_B", "B", kTlpOverhead_B, "bytes of header, LCRC, sequence and framing per TLP",
+          {{"tlp_overhead_B", "B", kTlpOverhead_B, "bytes of header, LCRC, sequence and framing per TLP (Gen6 FLIT mode: 16, the header; the FLIT holds the rest)",
             "Intel AN 456 (4-DW header)"},
            {"max_payload_B", "B", kDefaultMaxPayload_B, "default max payload size when a link gives none",
             "PLX PEX8532/PEX8796 datasheets"},

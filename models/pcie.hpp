@@ -7,7 +7,8 @@
 //
 //   bw = lanes * rate_GTps(g) * 1e9 / 8 * encoding(g) * mps / (mps + tlp_overhead_B)
 //
-// encoding: 8b/10b for Gen1-2, 128b/130b for Gen3-5, FLIT 236/256 for Gen6. A Gen3 x16 link
+// encoding: 8b/10b for Gen1-2, 128b/130b for Gen3-5, FLIT 236/256 for Gen6 (whose TLPs then
+// add 16 B of header, not 24: the FLIT holds CRC, sequence number and framing). A Gen3 x16 link
 // at MPS 256 B with 24 B of TLP overhead gives 15.754 GB/s * 256/280 = 14.40 GB/s (the
 // "x16 payload ceiling" in hardware.md). What links carry in the topology is that times
 // pcie.link.efficiency (0.914: DLLP and flow-control traffic; 6 A6000s on Gen4 x16 copy
@@ -34,8 +35,9 @@ double encoding_efficiency(int generation);
 
 // Effective one-direction payload bandwidth in bytes/s. Throws std::invalid_argument for an
 // unknown generation, lanes not in {1,2,4,8,16,32}, or a payload size outside 128..4096 B.
+// tlp_overhead_B < 0: the generation's (tlp_overhead_B_of).
 double link_bandwidth_Bps(int generation, int lanes, int max_payload_B = 256,
-                          int tlp_overhead_B = 24);
+                          int tlp_overhead_B = -1);
 
 // Cut-through latency of a switch of generation g, seconds (datasheet figures below).
 double switch_latency_s(int generation);
@@ -43,6 +45,11 @@ double switch_latency_s(int generation);
 // TLP overhead with a 4-DW header (64-bit addresses): 16 B header + 4 B LCRC + 2 B sequence
 // number + 2 B framing. Intel AN 456.
 inline constexpr int kTlpOverhead_B = 24;
+// Gen6 in FLIT mode: the FLIT carries the CRC, sequence number and framing (its 236/256),
+// so a TLP adds only its 16 B header (PCIe 6.0 base specification, FLIT mode).
+inline constexpr int kFlitTlpOverhead_B = 16;
+// TLP overhead of generation g: kFlitTlpOverhead_B for Gen6, kTlpOverhead_B below.
+int tlp_overhead_B_of(int generation);
 // Typical max payload size of root ports and switches. PLX PEX8532 / PEX8796 datasheets.
 inline constexpr int kDefaultMaxPayload_B = 256;
 // Switch latencies, x16 to x16, cut-through. PEX8796 datasheet: 150 ns; PEX88096 (Gen4):

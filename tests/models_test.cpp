@@ -33,6 +33,9 @@ TEST(PcieModel, Gen3x16PayloadBandwidth) {
   // Larger payloads amortise the TLP overhead: 512 B -> 512/536.
   EXPECT_NEAR(pcie::link_bandwidth_Bps(3, 16, 512), 16 * 1e9 * (128.0 / 130.0) * (512.0 / 536.0), 1.0);
   EXPECT_NEAR(pcie::link_bandwidth_Bps(2, 16) / 1e9, 16 * 5.0 / 8 * 0.8 * 256 / 280, 1e-9);
+  // Gen6 FLIT mode: 236 of every 256 B are TLP bytes, and a TLP adds only its 16 B header
+  // (the FLIT carries CRC, sequence number and framing; they were counted twice).
+  EXPECT_NEAR(pcie::link_bandwidth_Bps(6, 16), 16 * 64e9 / 8 * (236.0 / 256.0) * (256.0 / 272.0), 1.0);
 }
 
 TEST(PcieModel, RejectsImpossibleLinks) {
