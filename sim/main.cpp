@@ -454,6 +454,33 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
                             ": kernels keep their measured durations (compute is not rescaled)");
     }
   }
+  {
+    // The modelled collectives against the measured ones: a self-replay's step can match
+    // while its collectives do not (a CPU-bound step hides them), which a what-if on that
+    // topology then inherits. Both sides include waiting for the other ranks.
+    double measured_s = 0, replayed_s = 0;
+    size_t counted = 0;
+    for (const auto& rt : result.ranks) {
+      const auto& w = ws[rt.workload];
+      for (const auto& c : w.collectives) {
+        if (c.gpu_op < 0 || c.in_bytes == 0 || c.kind == collective::Kind::send_recv) continue;  // replayed as measured
+        measured_s += static_cast<double>(w.gpu_ops[c.gpu_op].dur_ns) * 1e-9;
+        replayed_s += rt.gpu_end[c.gpu_op] - rt.gpu_start[c.gpu_op];
+        ++counted;
+      }
+    }
+    if (counted > 0 && measured_s > 1e-4 && replayed_s > 0 && (measured_s > 2 * replayed_s || replayed_s > 2 * measured_s)) {
+      char buf[512];
+      std::snprintf(buf, sizeof buf,
+                    "the traces' %zu collective kernel(s) over %zu rank(s) took %.3f ms measured and %.3f ms replayed on %s (%.1f times %s, waits for "
+                    "other ranks included): ",
+                    counted, result.ranks.size(), measured_s * 1e3, replayed_s * 1e3, topology.name().c_str(),
+                    measured_s > replayed_s ? measured_s / replayed_s : replayed_s / measured_s, measured_s > replayed_s ? "less" : "more");
+      rep.notes.push_back(std::string(buf) + (what_if ? "the what-if changes them" :
+                                                         "the traced system's communication differs from this topology's model; the step "
+                                                         "time shows it only where communication is exposed"));
+    }
+  }
   for (const auto& n : result.notes) rep.notes.push_back(n);
   if (const auto changed = format_overridden_params(); !changed.empty()) rep.notes.push_back("model parameters set: " + changed);
   if (result.p2p_at_measured_duration)
