@@ -74,6 +74,13 @@ inline constexpr double kRetimerLatency_s = 64e-9;
 // optical PCIe cable contains a retimer-class CDR, so the retimer bound is used. Sweep it.
 inline constexpr double kOpticalTransceiverLatency_s = 64e-9;
 
+// What a requester's outstanding reads cover: 768 non-posted requests (10-bit tags, PCIe
+// 4.0 base specification) of 512 B (the usual max read request size), 384 KiB. A link
+// whose round trip holds more in flight than that (long optical reach) cannot be filled by
+// reads, and its flow-control credits, which composim does not model either, are sized for
+// short links: its modelled rate is then an upper bound (long_reach_notes() says so).
+inline constexpr double kOutstandingReadWindow_B = 768.0 * 512.0;
+
 ModelInfo link_model_info();
 ModelInfo switch_model_info();
 ModelInfo cable_model_info();

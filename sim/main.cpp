@@ -482,6 +482,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
     }
   }
   for (const auto& n : result.notes) rep.notes.push_back(n);
+  for (const auto& n : topo::long_reach_notes(topology)) rep.notes.push_back(n);
   if (const auto changed = format_overridden_params(); !changed.empty()) rep.notes.push_back("model parameters set: " + changed);
   if (result.p2p_at_measured_duration)
     rep.notes.push_back(std::to_string(result.p2p_at_measured_duration) +
@@ -621,6 +622,7 @@ int cmd_collective(const CollectiveArgs& a, std::vector<char*>& sg_argv, bool ou
     if (header_printed) return;
     header_printed = true;
     std::fputs(sim::format_table_header(title).c_str(), stdout);
+    for (const auto& n : topo::long_reach_notes(topology)) std::printf("# note: %s\n", n.c_str());
   };
   o.on_row = [&o, &print_header](const sim::SweepRow& r) {
     print_header();
@@ -697,6 +699,7 @@ int cmd_p2p(const P2pArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   start_engine(static_cast<int>(sg_argv.size()) - 1, sg_argv);
   const auto bw = sim::run_p2p(topology, pairs, bytes);
   if (const auto changed = format_overridden_params(); !changed.empty()) std::printf("# model parameters set: %s\n", changed.c_str());
+  for (const auto& n : topo::long_reach_notes(topology)) std::printf("# note: %s\n", n.c_str());
   std::printf("Unidirectional P2P=%s Bandwidth Matrix (GB/s), %s copies on %s, simulated by composim\n   D\\D",
               topology.p2p_enabled() ? "Enabled" : "Disabled", a.bytes.c_str(), topology.name().c_str());
   for (size_t j = 0; j < gpus.size(); ++j) std::printf("%8zu", j);
@@ -809,6 +812,7 @@ int cmd_topology(const std::string& name, const std::string& p2p, const std::str
         if (i != j) text += "  " + describe(g[i], g[j]) + "\n";
     }
   }
+  for (const auto& n : topo::long_reach_notes(t)) text += "note: " + n + "\n";
   if (!dot.empty()) {
     sim::write_file_atomically(dot, t.to_dot(), "--dot");
     text += "wrote " + dot + "\n";

@@ -344,6 +344,23 @@ TEST(Topology, AbsurdValuesAreRefused) {
   EXPECT_EQ(error_of(doc), "t.json: links[1]: \"generation\" must be an integer of at most 9 digits");
 }
 
+// Over a long reach a PCIe link holds more in flight than 768 outstanding 512-byte reads
+// (PCIe 10-bit tags) cover: a note says its modelled rate is an upper bound. Gen4 x16
+// (26.33 GB/s) over fibre: 1000 m is a 10.06 us round trip (2 x (4.9 ns/m + 2 x 64 ns)), 259
+// KiB in flight, under 384 KiB; 2000 m is 19.86 us, 511 KiB: noted, reads at 19.8 GB/s.
+TEST(Topology, LongReachIsNoted) {
+  auto doc = small();
+  doc["links"][2]["length_m"] = 1000;
+  EXPECT_TRUE(topo::long_reach_notes(topo::Topology::parse(doc, "t.json")).empty());
+  doc["links"][2]["length_m"] = 2000;
+  const auto notes = topo::long_reach_notes(topo::Topology::parse(doc, "t.json"));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("link sw0-gpu1 (2000 m): its 19.86 us round trip holds 511 KiB at its 26.33 GB/s", 0), 0u) << notes[0];
+  EXPECT_NE(notes[0].find("(reads alone would reach about 19.80 GB/s)"), std::string::npos) << notes[0];
+  for (const char* name : {"dgx-a100", "dgx1-v100", "pcie-8gpu-gen3", "composable-falcon4016", "2x-dgx-a100-ib", "2x-hgx-h100-ib"})
+    EXPECT_TRUE(topo::long_reach_notes(topo::Topology::load(name)).empty()) << name;
+}
+
 // An optical link is PCIe over optics (generation and lanes: PCIe's rate and efficiency,
 // PCIe's ends) or a line rate between network nodes, never two devices.
 TEST(Topology, OpticalLinksAsPcieOrNetwork) {
