@@ -1,6 +1,7 @@
 #include "sim/sweep.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -458,9 +459,21 @@ int run_sweep_spec(const SweepRunOptions& o) {
   csv += ",predicted_iteration_s,measured_iteration_s,compute_s,exposed_communication_s,memcpy_s,idle_s,busiest_link,busiest_link_utilisation,error,notes\n";
   size_t failed = 0, reused = 0;
   // A point's notes say what its prediction assumed (compute not rescaled to another GPU,
-  // a send/recv at its measured time, ...): in its row, and once each on stdout.
-  std::vector<std::pair<std::string, size_t>> notes_seen;  // note, points
+  // a send/recv at its measured time, ...): in its row, and once each on stdout, notes that
+  // differ only in their numbers (a point's topology name, its rank count) counted as one.
+  struct SeenNote {
+    std::string text;  // the first point's
+    size_t first_point, points;
+  };
+  std::vector<SeenNote> notes_seen;
   std::map<std::string, size_t> note_index;
+  auto digits_out = [](const std::string& text) {
+    std::string key;
+    for (char c : text)
+      if (!std::isdigit(static_cast<unsigned char>(c))) key += c;
+      else if (key.empty() || key.back() != '#') key += '#';
+    return key;
+  };
   for (auto& p : points) {
     std::string row = std::to_string(p.index);
     for (const auto& [axis, label] : p.labels) row += "," + csv_field(label);
@@ -481,9 +494,9 @@ int run_sweep_spec(const SweepRunOptions& o) {
           if (!n.is_string()) continue;
           const std::string text = n.get<std::string>();
           notes += (notes.empty() ? "" : " | ") + text;
-          auto [it, added] = note_index.emplace(text, notes_seen.size());
-          if (added) notes_seen.emplace_back(text, 0);
-          ++notes_seen[it->second].second;
+          auto [it, added] = note_index.emplace(digits_out(text), notes_seen.size());
+          if (added) notes_seen.push_back({text, p.index, 0});
+          ++notes_seen[it->second].points;
         }
       std::replace(notes.begin(), notes.end(), '\n', ' ');
       row += "," + csv_field(notes);
@@ -508,8 +521,11 @@ int run_sweep_spec(const SweepRunOptions& o) {
     std::printf("sweep %s: %zu points (%zu reused from an earlier run, %zu failed); wrote %s/results.csv\n", spec.value("name", "").c_str(),
                 total, reused, failed, o.out_dir.c_str());
   constexpr size_t kNotesShown = 8;
-  for (size_t i = 0; i < notes_seen.size() && i < kNotesShown; ++i)
-    std::printf("note (%zu of %zu points): %s\n", notes_seen[i].second, total, notes_seen[i].first.c_str());
+  for (size_t i = 0; i < notes_seen.size() && i < kNotesShown; ++i) {
+    const auto& n = notes_seen[i];
+    if (n.points == total) std::printf("note (every point): %s\n", n.text.c_str());
+    else std::printf("note (%zu of %zu points; point %zu says): %s\n", n.points, total, n.first_point, n.text.c_str());
+  }
   if (notes_seen.size() > kNotesShown)
     std::printf("note: %zu other notes, in results.csv's notes column\n", notes_seen.size() - kNotesShown);
   return 0;
