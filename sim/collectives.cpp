@@ -354,9 +354,7 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
       std::vector<double> left = cap;
       auto [rings, total] = pack_at(b, t, left);
       if (rings.empty()) continue;
-      // On a tie the stricter path type wins: NCCL, whose per-channel speed is capped (40 GB/s
-      // on sm80), would reach it first, at a speed where the looser ring is not tried.
-      if (total > best_total * (1 + 1e-6) || (total >= best_total * (1 - 1e-6) && t < best_tier)) {
+      if (total > best_total * (1 + 1e-6)) {
         best_total = total;
         best_speed = b;
         best_tier = t;
