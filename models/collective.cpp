@@ -98,23 +98,31 @@ NcclKernelInfo parse_nccl_kernel_name(std::string_view name) {
   } else if (name.rfind("ncclKernel_", 0) == 0) {
     rest = name.substr(11);
   } else if (name.rfind("nccl", 0) == 0 && name.find("Kernel") < name.find('(')) {
-    // NCCL before 2.8: nccl<Kind><Algorithm>[LL|LL128]Kernel_<op>_<type>, e.g.
-    // ncclAllReduceRingLLKernel_sum_f32(CollectiveArgs); Simple has no protocol field. Only
-    // names that give an operation: other nccl...Kernel names are not collectives.
-    const std::string_view head = name.substr(4, name.find("Kernel") - 4);
-    info.kind = parse_kind(head);
-    if (info.kind == Kind::unknown) return info;
+    // NCCL before 2.8: nccl<Kind>[<Algorithm>][LL|LL128]Kernel_<op>_<type>, e.g.
+    // ncclAllReduceRingLLKernel_sum_f32(CollectiveArgs) (2.3 had no algorithm:
+    // ncclAllReduceLLKernel_sum_f32); Simple has no protocol field. Only names that begin with
+    // an operation: other nccl...Kernel names (ncclCustomAllReduceKernel) are not NCCL's.
+    std::string_view head = name.substr(4, name.find("Kernel") - 4);
+    std::string_view kind_word;
+    for (std::string_view k : {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "SendRecv", "Send", "Recv", "AllToAll"})
+      if (head.rfind(k, 0) == 0) {
+        kind_word = k;
+        break;
+      }
+    if (kind_word.empty()) return info;
+    info.kind = parse_kind(kind_word);
     info.is_nccl = true;
+    head.remove_prefix(kind_word.size());
     for (std::string_view a : {"CollNet", "Ring", "Tree"})
-      if (const auto at = head.find(a); at != std::string_view::npos) {
+      if (head.rfind(a, 0) == 0) {
         std::string upper(a);
         for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
         info.algorithm = upper;
-        const std::string_view proto = head.substr(at + a.size());
-        info.protocol = proto == "LL" ? Protocol::ll : proto == "LL128" ? Protocol::ll128 : Protocol::simple;
-        // As with ncclKernel_ names, a kernel may run other protocols than its name's.
+        head.remove_prefix(a.size());
         break;
       }
+    info.protocol = head == "LL" ? Protocol::ll : head == "LL128" ? Protocol::ll128 : Protocol::simple;
+    // As with ncclKernel_ names, a kernel may run other protocols than its name's.
     return info;
   } else {
     return info;

@@ -185,6 +185,10 @@ def main(d):
 
 
 if __name__ == "__main__":
+    # SIGTERM (a plain kill, as composim's own commands take it) ends like Ctrl-C: the images
+    # drawn so far are removed (finally, below), none left half-made.
+    import signal
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
     if len(sys.argv) != 2:
         print(__doc__)
         sys.exit(2)

@@ -166,19 +166,21 @@ double CollectivePlanner::shm_step_s(int a, int b) {
 // Cables on a direct hop: NCCL's per-step latency was measured inside a server, so what a
 // PCIe cable adds (propagation over its length, its transceivers, retimers on the path)
 // is waited at every step that crosses the hop, as each step's data must arrive before the
-// next is sent. Network links are not counted: NCCL's network step latency is measured
-// over a fabric's cables. 0 for SHM hops, whose round trip (shm_step_s) includes them.
+// next is sent. Network links are not counted (NCCL's network step latency is measured over
+// a fabric's cables), but a hop across machines counts the PCIe cables between its GPUs and
+// NICs. 0 for SHM hops, whose round trip (shm_step_s) includes them.
 double CollectivePlanner::cable_step_s(int a, int b) {
   const auto& r = route(a, b);
-  if (r.shm() || r.network) return 0.0;
+  if (r.shm()) return 0.0;
   double s = 0;
   for (const auto& h : r.hops) {
     const auto& l = topo_.links()[h.link];
-    if (l.type == topo::LinkType::pcie || l.type == topo::LinkType::optical) s += l.latency_s;
+    if (l.type == topo::LinkType::pcie || (l.type == topo::LinkType::optical && l.generation > 0)) s += l.latency_s;  // PCIe, not a line rate
   }
   for (int v : r.transit) {
+    // Retimers are PCIe's; a transceiver node on a route across machines may be the network's.
     const auto& n = topo_.nodes()[v];
-    if (n.type == topo::NodeType::retimer || n.type == topo::NodeType::optical_transceiver) s += n.latency_s;
+    if (n.type == topo::NodeType::retimer || (n.type == topo::NodeType::optical_transceiver && !r.network)) s += n.latency_s;
   }
   return s;
 }
@@ -429,8 +431,11 @@ static double ring_shm_wait_s(const std::vector<std::vector<double>>& rings, int
 // own start already waits (the longest of them: the hops' flows start together).
 static double ring_cable_wait_s(const std::vector<std::vector<double>>& rings, int steps, bool open) {
   double worst = 0;
-  for (const auto& w : rings)
-    worst = std::max(worst, ring_shm_wait_s({w}, steps, open) - *std::max_element(w.begin(), w.end()));
+  for (const auto& w : rings) {
+    // An open chain never crosses the ring's closing hop.
+    const auto crossed_end = open && w.size() > 1 ? w.end() - 1 : w.end();
+    worst = std::max(worst, ring_shm_wait_s({w}, steps, open) - *std::max_element(w.begin(), crossed_end));
+  }
   return std::max(0.0, worst);
 }
 

@@ -489,6 +489,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
       std::snprintf(buf, sizeof buf, ",%.6g,", s.value("busiest_link_utilisation", 0.0));
       row += buf;
       std::string notes;
+      std::set<size_t> counted;  // a note counts once per point (rank 0's and rank 1's are one)
       if (s.contains("notes") && s["notes"].is_array())
         for (const auto& n : s["notes"]) {
           if (!n.is_string()) continue;
@@ -496,7 +497,7 @@ int run_sweep_spec(const SweepRunOptions& o) {
           notes += (notes.empty() ? "" : " | ") + text;
           auto [it, added] = note_index.emplace(digits_out(text), notes_seen.size());
           if (added) notes_seen.push_back({text, p.index, 0});
-          ++notes_seen[it->second].points;
+          if (counted.insert(it->second).second) ++notes_seen[it->second].points;
         }
       std::replace(notes.begin(), notes.end(), '\n', ' ');
       row += "," + csv_field(notes);

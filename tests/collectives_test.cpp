@@ -936,6 +936,38 @@ TEST(CollectiveCommand, CablesAreWaitedAtEveryStep) {
   // No cable, nothing added: NCCL's latency and the route's switch.
   f = composim::testing::collective_row("--bytes 8 --topology " + topology(0));
   EXPECT_NEAR(std::stod(f[16]), 3.6 + 6 * 1.0, 0.001);
+  // A broadcast's open chain gpu0 -> 1 -> 2 -> 3 crosses gpu0's cable and gpu3's, one after
+  // the other, never the closing gpu3 -> gpu0; the flows' start pays the longer. With gpu3
+  // on 1000 m of its own (4.9 + 0.128 = 5.028 us): 3.6 + 3 x 1.0 + 5.028 in the model (it
+  // subtracted the closing hop's 14.828 as well: 0, below the chain's propagation).
+  auto both = nlohmann::json::parse(std::ifstream(topology(3000)));
+  both["links"][4].update({{"medium", "optical"}, {"length_m", 1000}});
+  f = composim::testing::collective_row("--op broadcast --bytes 8 --topology " + d.write("both.json", both.dump()));
+  EXPECT_NEAR(std::stod(f[16]), 3.6 + 3 * 1.0 + (1000 * 4.9e-3 + 2 * 0.064), 0.001);
+  // Across machines the PCIe cables between a GPU and its NIC count too (network links do
+  // not): 2 machines of one A100-PCIe each, each GPU on 3000 m of fibre, InfiniBand between
+  // the NICs. Each of the ring's 2 steps crosses both cables (29.656 us), the flows' start
+  // one of them: the model's latency grows by 29.656 us over the same system without cables.
+  auto machines = [&](double length_m) {
+    nlohmann::json t = {{"schema_version", 1}, {"name", "mm"}, {"nodes", {{{"name", "ib"}, {"type", "network_switch"}}}}, {"links", nlohmann::json::array()}};
+    for (int m = 0; m < 2; ++m) {
+      const std::string p = "m" + std::to_string(m) + ".";
+      for (const auto& [name, type] : std::vector<std::pair<std::string, std::string>>{{"cpu", "host"}, {"sw", "pcie_switch"}, {"nic", "nic"}})
+        t["nodes"].push_back({{"name", p + name}, {"type", type}});
+      t["nodes"].push_back({{"name", p + "gpu0"}, {"type", "gpu"}, {"model", "A100-PCIe-40GB"}});
+      t["links"].push_back({{"from", p + "cpu"}, {"to", p + "sw"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}});
+      t["links"].push_back({{"from", p + "sw"}, {"to", p + "nic"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}});
+      t["links"].push_back({{"from", p + "nic"}, {"to", "ib"}, {"type", "infiniband"}, {"rate_Gbps", 200}});
+      nlohmann::json g = {{"from", p + "sw"}, {"to", p + "gpu0"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}};
+      if (length_m > 0) g.update({{"medium", "optical"}, {"length_m", length_m}});
+      t["links"].push_back(g);
+    }
+    return d.write("mm" + std::to_string(static_cast<int>(length_m)) + ".json", t.dump());
+  };
+  const auto far = composim::testing::collective_row("--bytes 8 --algo ring --topology " + machines(3000));
+  const auto near = composim::testing::collective_row("--bytes 8 --algo ring --topology " + machines(0));
+  EXPECT_NEAR(std::stod(far[16]) - std::stod(near[16]), 2 * cable, 0.001);
+  EXPECT_NEAR(std::stod(far[5]) - std::stod(near[5]), 4 * cable, 0.02);  // and the flows' route: 2 x cable
 }
 
 // What the planner plans is what SimGrid simulates, also when flows of different route

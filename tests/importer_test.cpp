@@ -471,6 +471,12 @@ TEST(Importer, SharedCorrelationIdsAreNoted) {
   EXPECT_LT(w.gpu_ops[1].launch_op, 0);
   ASSERT_EQ(w.notes.size(), 1u);
   EXPECT_EQ(w.notes[0].rfind("1 GPU event(s) share their \"correlation\" id with an earlier one", 0), 0u) << w.notes[0];
+  // A CUDA graph's kernels all carry its launch's id (CUPTI): no note.
+  const auto g = trace::import_kineto(d.write("g.json", R"({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1, "tid": 1, "ts": 0, "dur": 5, "args": {"correlation": 4}},
+    {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 10, "dur": 20, "args": {"stream": 7, "correlation": 4}},
+    {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 40, "dur": 20, "args": {"stream": 7, "correlation": 4}}]})"));
+  EXPECT_TRUE(g.notes.empty()) << g.notes[0];
 }
 
 // The JSON parser ends its input at a NUL byte; what follows one is an error, not dropped

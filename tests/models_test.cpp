@@ -111,6 +111,12 @@ TEST(CollectiveModel, KernelNames) {
   EXPECT_TRUE(generic.is_nccl);
   EXPECT_EQ(generic.kind, collective::Kind::unknown);
   EXPECT_FALSE(collective::parse_nccl_kernel_name("ncclInitKernel(x)").is_nccl);  // an old-style name with no operation
+  EXPECT_FALSE(collective::parse_nccl_kernel_name("ncclCustomAllReduceKernel(float*)").is_nccl);  // not NCCL's own
+  auto v23 = collective::parse_nccl_kernel_name("ncclAllReduceLLKernel_sum_f32(CollectiveArgs)");  // NCCL 2.3: no algorithm
+  EXPECT_EQ(v23.kind, collective::Kind::all_reduce);
+  EXPECT_EQ(v23.protocol, collective::Protocol::ll);
+  EXPECT_EQ(v23.algorithm, "");
+  EXPECT_EQ(collective::parse_nccl_kernel_name("ncclSendRecvKernel_copy_i8(x)").kind, collective::Kind::send_recv);
   EXPECT_EQ(collective::parse_kind("_allgather_base"), collective::Kind::all_gather);
   EXPECT_EQ(collective::parse_kind("reduce_scatter_tensor_coalesced"), collective::Kind::reduce_scatter);
   EXPECT_EQ(collective::dtype_size_B("BFloat16"), 2);

@@ -841,8 +841,8 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         op.launch_thread = it->second.thread;
         op.launch_op = it->second.op;
         call.gpu_op = index;
-      } else {
-        ++shared_correlation;  // the profiler gives each launch its own id
+      } else if (w.names[call.name].find("GraphLaunch") == std::string::npos) {
+        ++shared_correlation;  // the profiler gives each launch its own id (a CUDA graph's kernels share its launch's)
       }
     }
     w.streams[op.stream].ops.push_back(index);
