@@ -6,6 +6,7 @@
 
 #include "models/error.hpp"
 #include "test_util.hpp"
+#include "topologies/routing.hpp"
 #include "topologies/topology.hpp"
 #include "models/nvlink.hpp"
 
@@ -357,6 +358,16 @@ TEST(Topology, LongReachIsNoted) {
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0].rfind("link sw0-gpu1 (2000 m): its 19.86 us round trip holds 511 KiB at its 26.33 GB/s", 0), 0u) << notes[0];
   EXPECT_NE(notes[0].find("(reads alone would reach about 19.80 GB/s)"), std::string::npos) << notes[0];
+  // Reads cross the whole route: two 1000 m links in series (a retimer between them), each
+  // under the window alone, make gpu1's route to cpu0 a 20.6 us round trip: noted once, as a
+  // route.
+  doc = small();
+  doc["nodes"].push_back({{"name", "rt0"}, {"type", "retimer"}});
+  doc["links"][2] = {{"from", "sw0"}, {"to", "rt0"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}, {"medium", "optical"}, {"length_m", 1000}};
+  doc["links"].push_back({{"from", "rt0"}, {"to", "gpu1"}, {"type", "pcie"}, {"generation", 4}, {"lanes", 16}, {"medium", "optical"}, {"length_m", 1000}});
+  const auto series = topo::long_reach_notes(topo::Topology::parse(doc, "t.json"));
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].rfind("gpu1's route to cpu0: its ", 0), 0u) << series[0];
   for (const char* name : {"dgx-a100", "dgx1-v100", "pcie-8gpu-gen3", "composable-falcon4016", "2x-dgx-a100-ib", "2x-hgx-h100-ib"})
     EXPECT_TRUE(topo::long_reach_notes(topo::Topology::load(name)).empty()) << name;
 }

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "models/error.hpp"
+#include "models/pcie.hpp"
 
 namespace composim::topo {
 namespace {
@@ -498,5 +499,46 @@ std::string describe(const Topology& t, const Route& r) {
 }
 
 double transfer_time_s(const Route& r, double bytes) { return r.latency_s + bytes / r.bottleneck_Bps; }
+
+std::vector<std::string> long_reach_notes(const Topology& t) {
+  std::vector<std::string> notes;
+  std::vector<char> long_link(t.links().size(), 0);
+  for (const auto& l : t.links()) {
+    if (l.type != LinkType::pcie && !(l.type == LinkType::optical && l.generation > 0)) continue;
+    const double rtt_s = 2 * l.latency_s, in_flight_B = rtt_s * l.bandwidth_Bps;
+    if (!(in_flight_B > pcie::kOutstandingReadWindow_B)) continue;
+    char buf[640];
+    std::snprintf(buf, sizeof buf,
+                  "link %s (%g m): its %.2f us round trip holds %.0f KiB at its %.2f GB/s, more than the 384 KiB of 768 outstanding "
+                  "512-byte reads (PCIe 10-bit tags) cover; composim models neither read tags nor flow-control credits, so its rate "
+                  "over this link is an upper bound (reads alone would reach about %.2f GB/s)",
+                  l.name.c_str(), l.length_m, rtt_s * 1e6, in_flight_B / 1024, l.bandwidth_Bps / 1e9,
+                  pcie::kOutstandingReadWindow_B / rtt_s / 1e9);
+    notes.push_back(buf);
+    long_link[&l - &t.links()[0]] = 1;
+  }
+  for (int g : t.gpus()) {
+    const int host = t.host_of(g);
+    if (host < 0) continue;
+    Route r;
+    try {
+      r = route(t, g, host);
+    } catch (const InputError&) {
+      continue;
+    }
+    const double rtt_s = 2 * r.latency_s, in_flight_B = rtt_s * r.bottleneck_Bps;
+    if (!(in_flight_B > pcie::kOutstandingReadWindow_B)) continue;
+    if (std::any_of(r.hops.begin(), r.hops.end(), [&](const Hop& h) { return long_link[h.link] != 0; })) continue;  // said above
+    char buf[640];
+    std::snprintf(buf, sizeof buf,
+                  "%s's route to %s: its %.2f us round trip holds %.0f KiB at its %.2f GB/s, more than the 384 KiB of 768 outstanding "
+                  "512-byte reads (PCIe 10-bit tags) cover; composim models neither read tags nor flow-control credits, so its copies' "
+                  "rate is an upper bound (reads alone would reach about %.2f GB/s)",
+                  t.nodes()[g].name.c_str(), t.nodes()[host].name.c_str(), rtt_s * 1e6, in_flight_B / 1024, r.bottleneck_Bps / 1e9,
+                  pcie::kOutstandingReadWindow_B / rtt_s / 1e9);
+    notes.push_back(buf);
+  }
+  return notes;
+}
 
 }  // namespace composim::topo

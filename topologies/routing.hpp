@@ -82,4 +82,14 @@ std::string describe(const Topology& t, const Route& r);
 // Time to move `bytes` along the route alone, in seconds: latency + bytes / bottleneck.
 double transfer_time_s(const Route& r, double bytes);
 
+// long_reach_notes()
+//
+// Notes on PCIe reach: one per PCIe link (copper or optical) whose round trip (2 x its
+// latency) times its bandwidth exceeds pcie::kOutstandingReadWindow_B, and one per GPU whose
+// route to its host does so end to end (reads cross the whole route) though none of its
+// links alone does. Over such a reach, read tags and flow-control credits, which composim
+// does not model, bound a real link below the rate composim gives it. Empty for every
+// shipped topology.
+std::vector<std::string> long_reach_notes(const Topology& t);
+
 }  // namespace composim::topo

@@ -724,22 +724,5 @@ std::string Topology::to_dot() const {
   return out.str();
 }
 
-std::vector<std::string> long_reach_notes(const Topology& t) {
-  std::vector<std::string> notes;
-  for (const auto& l : t.links()) {
-    if (l.type != LinkType::pcie && !(l.type == LinkType::optical && l.generation > 0)) continue;
-    const double rtt_s = 2 * l.latency_s, in_flight_B = rtt_s * l.bandwidth_Bps;
-    if (!(in_flight_B > pcie::kOutstandingReadWindow_B)) continue;
-    char buf[640];
-    std::snprintf(buf, sizeof buf,
-                  "link %s (%g m): its %.2f us round trip holds %.0f KiB at its %.2f GB/s, more than the 384 KiB of 768 outstanding "
-                  "512-byte reads (PCIe 10-bit tags) cover; composim models neither read tags nor flow-control credits, so its rate "
-                  "over this link is an upper bound (reads alone would reach about %.2f GB/s)",
-                  l.name.c_str(), l.length_m, rtt_s * 1e6, in_flight_B / 1024, l.bandwidth_Bps / 1e9,
-                  pcie::kOutstandingReadWindow_B / rtt_s / 1e9);
-    notes.push_back(buf);
-  }
-  return notes;
-}
 
 }  // namespace composim::topo

@@ -167,12 +167,4 @@ class Topology {
 
 std::string shipped_topology_dir();
 
-// long_reach_notes()
-//
-// One note per PCIe link (copper or optical) whose round trip (2 x its latency) times its
-// bandwidth exceeds pcie::kOutstandingReadWindow_B: over such a length, read tags and
-// flow-control credits, which composim does not model, bound a real link below the rate
-// composim gives it. Empty for every shipped topology.
-std::vector<std::string> long_reach_notes(const Topology& t);
-
 }  // namespace composim::topo
