@@ -113,12 +113,10 @@ NcclKernelInfo parse_nccl_kernel_name(std::string_view name) {
     info.kind = parse_kind(kind_word);
     info.is_nccl = true;
     head.remove_prefix(kind_word.size());
-    for (std::string_view a : {"CollNet", "Ring", "Tree"})
-      if (head.rfind(a, 0) == 0) {
-        std::string upper(a);
-        for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-        info.algorithm = upper;
-        head.remove_prefix(a.size());
+    for (auto [word, algorithm] : {std::pair<std::string_view, const char*>{"CollNet", "COLLNET"}, {"Ring", "RING"}, {"Tree", "TREE"}})
+      if (head.rfind(word, 0) == 0) {
+        info.algorithm = algorithm;
+        head.remove_prefix(word.size());
         break;
       }
     info.protocol = head == "LL" ? Protocol::ll : head == "LL128" ? Protocol::ll128 : Protocol::simple;

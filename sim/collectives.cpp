@@ -400,41 +400,42 @@ static double up_down_s(const std::vector<std::pair<int, int>>& edges, const std
   return worst;
 }
 
-// What SHM hops add to a ring's `steps` steps: each step waits on the hop it crosses, the
-// steps going round the ring; the slowest starting hop. An open chain (broadcast, reduce:
-// `open`) crosses its hops from the ring's first GPU once each, never the closing one.
+// What per-hop waits `w` (in ring order) add to a ring's `steps` steps: each step waits on
+// the hop it crosses, the steps going round the ring; the slowest starting hop. An open
+// chain (broadcast, reduce: `open`) crosses its hops from the ring's first GPU once each,
+// never the closing one.
+static double ring_walk_s(const std::vector<double>& w, int steps, bool open) {
+  const size_t n = w.size();
+  double total = 0;
+  for (double x : w) total += x;
+  if (open) return total - w.back();
+  const double full = static_cast<double>(steps / static_cast<int>(n)) * total;
+  const size_t rest = static_cast<size_t>(steps) % n;
+  double window = 0, best = 0;
+  for (size_t i = 0; i < rest; ++i) window += w[i];
+  best = window;
+  for (size_t start = 1; start < n && rest > 0; ++start) {
+    window += w[(start + rest - 1) % n] - w[start - 1];
+    best = std::max(best, window);
+  }
+  return full + best;
+}
+
+// What SHM hops add to a ring's steps: the slowest ring's walk.
 static double ring_shm_wait_s(const std::vector<std::vector<double>>& rings, int steps, bool open) {
   double worst = 0;
-  for (const auto& w : rings) {
-    const size_t n = w.size();
-    double total = 0;
-    for (double x : w) total += x;
-    if (open) {
-      worst = std::max(worst, total - w.back());
-      continue;
-    }
-    const double full = static_cast<double>(steps / static_cast<int>(n)) * total;
-    const size_t rest = static_cast<size_t>(steps) % n;
-    double window = 0, best = 0;
-    for (size_t i = 0; i < rest; ++i) window += w[i];
-    best = window;
-    for (size_t start = 1; start < n && rest > 0; ++start) {
-      window += w[(start + rest - 1) % n] - w[start - 1];
-      best = std::max(best, window);
-    }
-    worst = std::max(worst, full + best);
-  }
+  for (const auto& w : rings) worst = std::max(worst, ring_walk_s(w, steps, open));
   return worst;
 }
 
 // What cables add to a ring's steps (the same walk), less the one crossing that the flows'
-// own start already waits (the longest of them: the hops' flows start together).
+// own start already waits (the longest of those the walk crosses: the hops' flows start
+// together; an open chain never crosses the ring's closing hop).
 static double ring_cable_wait_s(const std::vector<std::vector<double>>& rings, int steps, bool open) {
   double worst = 0;
   for (const auto& w : rings) {
-    // An open chain never crosses the ring's closing hop.
     const auto crossed_end = open && w.size() > 1 ? w.end() - 1 : w.end();
-    worst = std::max(worst, ring_shm_wait_s({w}, steps, open) - *std::max_element(w.begin(), crossed_end));
+    worst = std::max(worst, ring_walk_s(w, steps, open) - *std::max_element(w.begin(), crossed_end));
   }
   return std::max(0.0, worst);
 }

@@ -502,20 +502,26 @@ double transfer_time_s(const Route& r, double bytes) { return r.latency_s + byte
 
 std::vector<std::string> long_reach_notes(const Topology& t) {
   std::vector<std::string> notes;
-  std::vector<char> long_link(t.links().size(), 0);
-  for (const auto& l : t.links()) {
-    if (l.type != LinkType::pcie && !(l.type == LinkType::optical && l.generation > 0)) continue;
-    const double rtt_s = 2 * l.latency_s, in_flight_B = rtt_s * l.bandwidth_Bps;
-    if (!(in_flight_B > pcie::kOutstandingReadWindow_B)) continue;
+  // `what` (a link, or a GPU's route to its host) holds more in flight than reads cover?
+  auto check = [&](const std::string& what, double latency_s, double bandwidth_Bps, const char* rate_of) {
+    const double rtt_s = 2 * latency_s, in_flight_B = rtt_s * bandwidth_Bps;
+    if (!(in_flight_B > pcie::kOutstandingReadWindow_B)) return false;
     char buf[640];
     std::snprintf(buf, sizeof buf,
-                  "link %s (%g m): its %.2f us round trip holds %.0f KiB at its %.2f GB/s, more than the 384 KiB of 768 outstanding "
-                  "512-byte reads (PCIe 10-bit tags) cover; composim models neither read tags nor flow-control credits, so its rate "
-                  "over this link is an upper bound (reads alone would reach about %.2f GB/s)",
-                  l.name.c_str(), l.length_m, rtt_s * 1e6, in_flight_B / 1024, l.bandwidth_Bps / 1e9,
-                  pcie::kOutstandingReadWindow_B / rtt_s / 1e9);
+                  "%s: its %.2f us round trip holds %.0f KiB at its %.2f GB/s, more than the 384 KiB of 768 outstanding 512-byte reads "
+                  "(PCIe 10-bit tags) cover; composim models neither read tags nor flow-control credits, so %s is an upper bound "
+                  "(reads alone would reach about %.2f GB/s)",
+                  what.c_str(), rtt_s * 1e6, in_flight_B / 1024, bandwidth_Bps / 1e9, rate_of, pcie::kOutstandingReadWindow_B / rtt_s / 1e9);
     notes.push_back(buf);
-    long_link[&l - &t.links()[0]] = 1;
+    return true;
+  };
+  std::vector<char> long_link(t.links().size(), 0);
+  for (size_t i = 0; i < t.links().size(); ++i) {
+    const Link& l = t.links()[i];
+    if (l.type != LinkType::pcie && !(l.type == LinkType::optical && l.generation > 0)) continue;
+    char what[320];
+    std::snprintf(what, sizeof what, "link %s (%g m)", l.name.c_str(), l.length_m);
+    long_link[i] = check(what, l.latency_s, l.bandwidth_Bps, "its rate over this link");
   }
   for (int g : t.gpus()) {
     const int host = t.host_of(g);
@@ -526,17 +532,8 @@ std::vector<std::string> long_reach_notes(const Topology& t) {
     } catch (const InputError&) {
       continue;
     }
-    const double rtt_s = 2 * r.latency_s, in_flight_B = rtt_s * r.bottleneck_Bps;
-    if (!(in_flight_B > pcie::kOutstandingReadWindow_B)) continue;
     if (std::any_of(r.hops.begin(), r.hops.end(), [&](const Hop& h) { return long_link[h.link] != 0; })) continue;  // said above
-    char buf[640];
-    std::snprintf(buf, sizeof buf,
-                  "%s's route to %s: its %.2f us round trip holds %.0f KiB at its %.2f GB/s, more than the 384 KiB of 768 outstanding "
-                  "512-byte reads (PCIe 10-bit tags) cover; composim models neither read tags nor flow-control credits, so its copies' "
-                  "rate is an upper bound (reads alone would reach about %.2f GB/s)",
-                  t.nodes()[g].name.c_str(), t.nodes()[host].name.c_str(), rtt_s * 1e6, in_flight_B / 1024, r.bottleneck_Bps / 1e9,
-                  pcie::kOutstandingReadWindow_B / rtt_s / 1e9);
-    notes.push_back(buf);
+    check(t.nodes()[g].name + "'s route to " + t.nodes()[host].name, r.latency_s, r.bottleneck_Bps, "its copies' rate");
   }
   return notes;
 }

@@ -724,5 +724,4 @@ std::string Topology::to_dot() const {
   return out.str();
 }
 
-
 }  // namespace composim::topo
