@@ -200,8 +200,9 @@ if __name__ == "__main__":
         sys.exit(2)
     except OSError as e:
         # A file it cannot read or a plot it cannot write (a directory in its place, no
-        # permission, a full disk).
-        print(f"composim: error: {e.filename or sys.argv[1]}: {e.strerror or e}", file=sys.stderr)
+        # permission, a full disk). A rename names the image's own path (filename2), not the
+        # temporary file drawn first.
+        print(f"composim: error: {e.filename2 or e.filename or sys.argv[1]}: {e.strerror or e}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)

@@ -8,6 +8,7 @@ GB/s, a small-message time in us) against composim's prediction in the same unit
 log-log axes; the line is predicted = measured and the grey band +-10%.
 """
 import csv
+import os
 import sys
 
 import matplotlib
@@ -43,8 +44,25 @@ def main(report, out):
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    fig.savefig(out.rsplit(".", 1)[0] + ".pdf")
+    # Both images are drawn to temporary files and renamed into place together: a failure or
+    # a stop part-way leaves neither, never a half-written PNG or a PNG without its PDF.
+    pending, placed = [], []
+    try:
+        for final, fmt in ((out, "png"), (os.path.splitext(out)[0] + ".pdf", "pdf")):
+            tmp = f"{final}.tmp-{os.getpid()}"
+            pending.append((tmp, final))
+            fig.savefig(tmp, dpi=120, format=fmt)
+        for tmp, final in pending:
+            os.replace(tmp, final)
+            placed.append(final)
+    except BaseException:
+        for final in placed:
+            os.remove(final)
+        raise
+    finally:
+        for tmp, _ in pending:
+            if os.path.exists(tmp):
+                os.remove(tmp)
     return 0
 
 

@@ -2754,6 +2754,12 @@ TEST(Cli, IgnoredCalibrateFlagsAndParamKeysAreErrors) {
   std::ofstream(d.path() + "/plot/report.csv") << "case,category,point,metric,unit,measured,predicted,error_pct,tolerance_pct,within,status\n"
                                                 << "c,collective,1048576 B,busbw,GB/s,10,11,10,10,1,pass\n";
   composim::testing::expect_cli_error("plot " + q(d.path() + "/plot"), d.path() + "/plot/report.png: Is a directory");
+  // Both images or neither: a PDF that cannot be written takes its PNG with it.
+  fs::remove(d.path() + "/plot/report.png");
+  fs::create_directories(d.path() + "/plot/report.pdf");
+  composim::testing::expect_cli_error("plot " + q(d.path() + "/plot"), d.path() + "/plot/report.pdf");
+  EXPECT_FALSE(fs::exists(d.path() + "/plot/report.png"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(d.path() + "/plot"), fs::directory_iterator()), 2) << "report.csv and the report.pdf folder only";
   const std::string params = d.write("p.json", R"({"parmas": {"pcie.link.efficiency": 0.5}, "params": {}})");
   composim::testing::expect_cli_error("collective --bytes 1M --gpus 2 --topology dgx-a100 --params " + q(params),
                                       params + ": top level: unknown key \"parmas\"");
