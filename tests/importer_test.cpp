@@ -293,6 +293,26 @@ TEST(Importer, TouchingStepsAreNotOverlapping) {
   }
 }
 
+// Kineto writes nanoseconds as three decimals of microseconds since the epoch; a double holds
+// 1.7e15 us only to 0.25 us, so the importer reads them from the text.
+TEST(Importer, NanosecondTimestampsAreExact) {
+  TempDir d;
+  const std::string t = R"({"traceEvents": [)"
+                        R"({"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 1712195495519689.047, "dur": 0.5, "args": {"stream": 7}},)"
+                        R"({"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 1712195495519689.301, "dur": 0.5, "args": {"stream": 7}},)"
+                        R"({"ph": "X", "cat": "kernel", "name": "c", "pid": 0, "tid": 7, "ts": 1712195495519690.0004999, "dur": 0.5, "args": {"stream": 7}},)"
+                        R"({"ph": "X", "cat": "kernel", "name": "d", "pid": 0, "tid": 7, "ts": 1712195495519691, "dur": 0.5, "args": {"stream": 7}},)"
+                        R"({"ph": "X", "cat": "kernel", "name": "e", "pid": 0, "tid": 7, "ts": 1.7121954955196915e15, "dur": 0.5, "args": {"stream": 7}}]})";
+  const trace::Workload w = trace::import_kineto(d.write("ns.json", t));
+  ASSERT_EQ(w.gpu_ops.size(), 5u);
+  EXPECT_EQ(w.base_ns, 1712195495519689047);
+  EXPECT_EQ(w.gpu_ops[0].ts_ns, 0);
+  EXPECT_EQ(w.gpu_ops[1].ts_ns, 254);   // as a double: 250
+  EXPECT_EQ(w.gpu_ops[2].ts_ns, 953);   // the fourth decimal rounds: 0.0004999 us is 0 ns
+  EXPECT_EQ(w.gpu_ops[3].ts_ns, 1953);  // integer microseconds are exact
+  EXPECT_EQ(w.gpu_ops[4].ts_ns, 2453);  // an exponent: the double, exact here
+}
+
 // Values that would silently change the prediction are errors naming the event.
 TEST(Importer, RejectsOutOfRangeEventFields) {
   TempDir d;

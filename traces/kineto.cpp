@@ -13,9 +13,11 @@
 #include <istream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <streambuf>
+#include <string_view>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <vector>
@@ -351,6 +353,29 @@ bool event_is_read(const json& e) {
 // The args of a trace event that the importer reads (kineto_from_json); the others (a
 // kernel's grid, block, registers, occupancy, External id, ...) are dropped while parsing.
 // A key added to the importer must be added here.
+// The key under which TraceDomBuilder keeps an event's exact "ts" in nanoseconds (an int64);
+// it starts with a NUL, which no key read from a file can (NUL bytes there are errors).
+const std::string kExactTsKey("\0ts_ns", 6);
+
+// The integer nanoseconds of a decimal number of microseconds written without an exponent
+// ("1712195495519689.047"), rounded half away from zero beyond the third decimal; nullopt
+// for another form or beyond 9.2e15 us (the caller falls back to the double).
+std::optional<std::int64_t> exact_ns_of_decimal(std::string_view text) {
+  const bool negative = !text.empty() && text.front() == '-';
+  if (negative) text.remove_prefix(1);
+  const auto dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  const std::string_view fraction = dot == std::string_view::npos ? std::string_view{} : text.substr(dot + 1);
+  auto digits = [](std::string_view d) { return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; }); };
+  if (whole.empty() || whole.size() > 16 || !digits(whole) || !digits(fraction)) return std::nullopt;
+  std::int64_t ns = 0;
+  for (char c : whole) ns = ns * 10 + (c - '0');
+  if (ns > (INT64_MAX - 1000) / 1000) return std::nullopt;
+  for (size_t k = 0; k < 3; ++k) ns = ns * 10 + (k < fraction.size() ? fraction[k] - '0' : 0);
+  if (fraction.size() > 3 && fraction[3] >= '5') ++ns;
+  return negative ? -ns : ns;
+}
+
 const std::set<std::string, std::less<>> kArgsRead = {
     "correlation",     "stream",         "device",     "bytes",      "wait_on_stream",      "wait_on_cuda_event_record_corr_id",
     "Collective name", "dtype",          "Group size", "In msg nelems", "Out msg nelems", "Process Group Name",
@@ -374,7 +399,16 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
   bool boolean(bool v) override { return put(v); }
   bool number_integer(number_integer_t v) override { return put(v); }
   bool number_unsigned(number_unsigned_t v) override { return put(v); }
-  bool number_float(number_float_t v, const string_t&) override { return put(v); }
+  bool number_float(number_float_t v, const string_t& text) override {
+    if (!put(v)) return false;
+    // An event's "ts" in microseconds with a fraction (Kineto writes nanoseconds as three
+    // decimals): a double holds 1.7e15 us only to 0.25 us, so the exact nanoseconds are
+    // kept beside it (kExactTsKey), read from the text.
+    if (skip_nest_ == 0 && key_ == "ts" && (stack_.size() == 2 || stack_.size() == 3) && stack_.back()->is_object() &&
+        stack_[stack_.size() - 2]->is_array())
+      if (auto ns = exact_ns_of_decimal(text)) (*stack_.back())[kExactTsKey] = *ns;
+    return true;
+  }
   bool string(string_t& v) override { return put(std::move(v)); }
   bool binary(binary_t& v) override { return put(json::binary(std::move(v))); }
   bool start_object(std::size_t) override {
@@ -581,6 +615,15 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   constexpr double kMaxTimestampUs = 9.2e15;
   constexpr std::int64_t kMaxId = std::int64_t{1} << 62;  // correlation and stream ids of calls and syncs
   double t0_us = INFINITY, last_end_us = -INFINITY;
+  // The first timestamp in exact nanoseconds: each event's "ts" is read exactly (kExactTsKey)
+  // where its text allows, so that gaps keep their nanoseconds after t0 is subtracted.
+  std::int64_t t0_ns = INT64_MAX;
+  auto exact_ts_ns = [](const json& e, double ts_us) -> std::int64_t {
+    auto it = e.find(kExactTsKey);
+    // Else the double (exact for integer microseconds), scaled in long double: 1.7e18 ns
+    // needs more than a double's 53 bits.
+    return it != e.end() && it->is_number_integer() ? it->get<std::int64_t>() : std::llround(static_cast<long double>(ts_us) * 1000.0L);
+  };
   size_t t0_index = 0, last_index = 0;
   bool legacy = false;
   for (size_t i = 0; i < events->size(); ++i) {
@@ -615,6 +658,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     if (e.contains("args") && !e["args"].is_object())
       input_error(path, "traceEvents[" + std::to_string(i) + "]", "\"args\" must be an object");
     t0_us = std::min(t0_us, ts);
+    t0_ns = std::min(t0_ns, exact_ts_ns(e, ts));
     if (cat == "cuda_sync") {
       const json& a = e.contains("args") ? e["args"] : json::object();
       auto id = [&](const char* key) { return checked_arg(a, key, path, i, -1, -kMaxId, kMaxId); };
@@ -681,11 +725,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   auto to_ns = [&](const json& e, const char* key) -> std::int64_t {
     auto it = e.find(key);
     if (it == e.end() || !it->is_number()) return 0;
-    double v = it->get<double>();
-    if (key[0] == 't') v -= t0_us;
-    return std::llround(v * 1000.0);
+    if (key[0] == 't') return exact_ts_ns(e, it->get<double>()) - t0_ns;
+    return std::llround(it->get<double>() * 1000.0);
   };
-  w.base_ns = std::llround(t0_us * 1000.0);
+  w.base_ns = t0_ns;
 
   // Threads and their calls, in time order.
   w.threads.resize(thread_index.size());
