@@ -214,6 +214,12 @@ std::string CollectivePlanner::bound_by(const std::vector<Flow>& flows) {
   return shm ? "shm" : "host_memory";
 }
 
+// NCCL's search (src/graph/search.cc) knows links only: neither a host's memory bandwidth
+// nor the SHM transport's rate is in its topology, so it neither spreads a ring's hops
+// through host memory over several GPUs to share that rate, nor counts it in a channel's
+// speed. The flows meet both.
+double CollectivePlanner::search_capacity(std::pair<int, int> key) const { return key.first < 0 ? INFINITY : capacity(key); }
+
 double CollectivePlanner::bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual) {
   std::map<std::pair<int, int>, int> uses;
   for (auto [a, b] : hops)
@@ -249,7 +255,7 @@ std::vector<CollectivePlanner::Ring> CollectivePlanner::pack_rings(const std::ve
         auto [it, inserted] = ids.emplace(key, static_cast<int>(start.size()));
         if (inserted) {
           auto r = residual.find(key);
-          start.push_back(r == residual.end() ? capacity(key) : r->second);
+          start.push_back(r == residual.end() ? search_capacity(key) : r->second);
         }
         ++count[it->second];
       }

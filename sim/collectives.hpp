@@ -258,6 +258,7 @@ class CollectivePlanner {
   double bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual);
   std::vector<std::pair<int, int>> resources(int a, int b);  // capacity keys of a route
   double capacity(std::pair<int, int> key) const;
+  double search_capacity(std::pair<int, int> key) const;  // as NCCL's ring search sees it: links only
   // What a hop from a to b achieves relative to a direct one: below 1 where it goes
   // through an intermediate GPU's memory (NCCL's P2P/indirect on an NVB path).
   double indirect_factor(int a, int b);

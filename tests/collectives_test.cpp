@@ -196,6 +196,17 @@ TEST(CollectiveCommand, ShmTransportRate) {
   EXPECT_EQ(f[12], "pcie");
 }
 
+// NCCL's ring search knows links, not the SHM transport's rate: on 8 V100-PCIe over two
+// sockets (P2P inside each socket's switch, SHM across) it finds one ring at the PCIe rate,
+// so the two GPUs whose hops cross the sockets carry the whole ring through host memory:
+// busbw 5.2 GB/s. A search that saw the rate spread the crossings over 5 rings: 13.0.
+TEST(CollectiveCommand, ShmCrossingsAreNotSpreadOverRings) {
+  auto f = composim::testing::collective_row("--bytes 1G --topology pcie-8gpu-gen3");
+  EXPECT_NEAR(std::stod(f[7]), 5.2, 0.01);
+  EXPECT_EQ(f[10], "1");  // channels
+  EXPECT_EQ(f[21], "shm");  // model_bound_by
+}
+
 TEST(CollectivePlanner, NvswitchFabricAndPcieSwitch) {
   auto a100 = topo::Topology::load("dgx-a100");
   sim::CollectivePlanner pa(a100);
