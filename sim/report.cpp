@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <csignal>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -534,32 +535,46 @@ void write_files_atomically(const std::string& dir, const std::map<std::string, 
 }
 
 namespace {
-// Temporary files being written, removed if SIGINT or SIGTERM ends the process meanwhile
-// (a timeline of gigabytes would otherwise stay behind as .timeline.json.tmp).
+// Temporary files being written, removed if a signal that ends the process arrives
+// meanwhile (a timeline of gigabytes would otherwise stay behind as .timeline.json.XXXXXX):
+// Ctrl-C, kill, a closed terminal or ssh session (SIGHUP), Ctrl-\ (SIGQUIT).
 constexpr int kMaxStaged = 16;
+constexpr int kStagedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 char staged_paths[kMaxStaged][4096];
 volatile std::sig_atomic_t staged_count = 0;
+// Directories made for the outputs, deepest first: removed after the files if still empty.
+char staged_dirs[kMaxStaged][4096];
+volatile std::sig_atomic_t staged_dir_count = 0;
 void remove_staged_and_die(int sig) {
   for (int i = 0; i < staged_count; ++i) unlink(staged_paths[i]);
+  for (int i = 0; i < staged_dir_count; ++i) rmdir(staged_dirs[i]);
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
-// While alive, the process removes the staged files on SIGINT or SIGTERM.
+// While alive, the process removes the staged files on any of kStagedSignals; one the
+// process ignored (a background job's SIGINT, nohup's SIGHUP) stays ignored.
 struct StagedGuard {
-  void (*old_int)(int), (*old_term)(int);
-  StagedGuard() : old_int(std::signal(SIGINT, remove_staged_and_die)), old_term(std::signal(SIGTERM, remove_staged_and_die)) {
-    if (old_int == SIG_IGN) std::signal(SIGINT, SIG_IGN);  // a background job keeps ignoring Ctrl-C
-    if (old_term == SIG_IGN) std::signal(SIGTERM, SIG_IGN);
+  void (*old[std::size(kStagedSignals)])(int);
+  StagedGuard() {
+    for (size_t i = 0; i < std::size(kStagedSignals); ++i) {
+      old[i] = std::signal(kStagedSignals[i], remove_staged_and_die);
+      if (old[i] == SIG_IGN) std::signal(kStagedSignals[i], SIG_IGN);
+    }
   }
   ~StagedGuard() {
-    std::signal(SIGINT, old_int);
-    std::signal(SIGTERM, old_term);
+    for (size_t i = 0; i < std::size(kStagedSignals); ++i) std::signal(kStagedSignals[i], old[i]);
     staged_count = 0;
+    staged_dir_count = 0;
   }
   void add(const std::string& path) {
     if (staged_count >= kMaxStaged || path.size() >= sizeof staged_paths[0]) return;
     std::memcpy(staged_paths[staged_count], path.c_str(), path.size() + 1);
     staged_count = staged_count + 1;
+  }
+  void add_dir(const std::string& path) {
+    if (staged_dir_count >= kMaxStaged || path.size() >= sizeof staged_dirs[0]) return;
+    std::memcpy(staged_dirs[staged_dir_count], path.c_str(), path.size() + 1);
+    staged_dir_count = staged_dir_count + 1;
   }
 };
 
@@ -580,14 +595,25 @@ std::filesystem::path create_temp_beside(const std::filesystem::path& target, st
 void write_streams_atomically(const std::string& dir, const std::map<std::string, FileWriter>& files) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  // The directories this call makes (deepest first): a failure or a signal before the
+  // outputs are in place removes them again, leaving the file system as it was.
+  std::vector<fs::path> made;
+  for (fs::path p = fs::absolute(dir, ec); !p.empty() && !fs::exists(p, ec) && p.has_relative_path(); p = p.parent_path()) made.push_back(p);
   fs::create_directories(dir, ec);
   if (ec) input_error(dir, "", "cannot create output directory: " + ec.message());
-  for (const auto& [name, content] : files) check_replaceable((fs::path(dir) / name).string(), "output file");
   std::vector<std::pair<fs::path, fs::path>> staged;
   StagedGuard guard;
+  for (const auto& d : made) guard.add_dir(d.string());
   auto cleanup = [&] {
     for (const auto& [tmp, final_path] : staged) fs::remove(tmp, ec);
+    for (const auto& d : made) fs::remove(d, ec);  // only if empty
   };
+  try {
+    for (const auto& [name, content] : files) check_replaceable((fs::path(dir) / name).string(), "output file");
+  } catch (const InputError&) {
+    cleanup();
+    throw;
+  }
   for (const auto& [name, write] : files) {
     const fs::path final_path = write_target(fs::path(dir) / name);
     fs::path tmp;

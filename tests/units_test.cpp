@@ -5,8 +5,13 @@
 #include <csignal>
 #include <cstdlib>
 
+#include <filesystem>
+#include <ostream>
+
 #include "models/units.hpp"
 #include "sim/process.hpp"
+#include "sim/report.hpp"
+#include "test_util.hpp"
 
 using namespace composim;
 
@@ -28,6 +33,47 @@ TEST(Units, BytesAndBandwidth) {
   EXPECT_DOUBLE_EQ(parse_bandwidth_Bps("100Gbps"), 12.5e9);
   EXPECT_DOUBLE_EQ(parse_rate_GTps("16GT/s"), 16.0);
   EXPECT_THROW(parse_bandwidth_Bps("12 furlongs"), std::invalid_argument);
+}
+
+// Outputs are written whole or not at all, also when a signal ends the process while they
+// are written: a closed terminal (SIGHUP) and Ctrl-\ (SIGQUIT) as well as SIGINT and SIGTERM
+// remove the temporary files and the output directory the write made (SIGHUP left both).
+TEST(Process, SignalWhileWritingLeavesNothing) {
+  namespace fs = std::filesystem;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+    composim::testing::TempDir d;
+    const std::string out = d.path() + "/new/out";
+    const pid_t pid = fork();
+    if (pid == 0) {
+      for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) std::signal(s, SIG_DFL);
+      sim::write_streams_atomically(out, {{"a.csv", [](std::ostream& o) { o << "x\n"; }},
+                                          {"b.json", [sig](std::ostream& o) {
+                                             o << "{" << std::flush;
+                                             std::raise(sig);
+                                           }}});
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << "signal " << sig << ", status " << status;
+    EXPECT_FALSE(fs::exists(d.path() + "/new")) << "signal " << sig;
+    EXPECT_EQ(std::distance(fs::directory_iterator(d.path()), fs::directory_iterator()), 0) << "signal " << sig;
+  }
+  // An existing directory stays, without the temporary files.
+  composim::testing::TempDir d;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::signal(SIGHUP, SIG_DFL);
+    sim::write_streams_atomically(d.path(), {{"a.csv", [](std::ostream& o) {
+                                                o << "x" << std::flush;
+                                                std::raise(SIGHUP);
+                                              }}});
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(fs::is_directory(d.path()));
+  EXPECT_EQ(std::distance(fs::directory_iterator(d.path()), fs::directory_iterator()), 0);
 }
 
 // sweep, validate and calibrate stop when a child was ended by Ctrl-C or a kill, which
