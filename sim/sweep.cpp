@@ -326,12 +326,16 @@ int run_sweep_spec(const SweepRunOptions& o) {
     p.dir = o.out_dir + "/points/" + std::to_string(p.index);
     fs::create_directories(p.dir);
     const std::string params_file = p.dir + "/point.json";
-    // What decides a point's result: its parameters, the run arguments, and the trace file
-    // itself (size and modification time), so a changed spec or trace is run again.
+    // What decides a point's result: its parameters, the run arguments, the trace file and
+    // the topology file (a shipped one's too) by size and modification time, and the
+    // composim binary that runs it, so a changed spec, file or composim is run again.
     json identity = {{"params", p.params}, {"run_args", run_args}};
+    if (json stamp = file_stamp(o.composim); !stamp.is_null()) identity["composim"] = stamp;
     if (json stamp = file_stamp(resolve_trace(p.params.value("trace", ""), o.data_dir)); !stamp.is_null()) identity["trace_file"] = stamp;
-    if (p.params.contains("topology"))
-      if (json stamp = file_stamp(p.params["topology"].get<std::string>()); !stamp.is_null()) identity["topology_file"] = stamp;
+    if (p.params.contains("topology")) {
+      const std::string file = topo::Topology::file_of(p.params["topology"].get<std::string>());
+      if (json stamp = file_stamp(file); !stamp.is_null()) identity["topology_file"] = {{"path", fs::absolute(file).string()}, {"stamp", stamp}};
+    }
     for (const auto& arg : run_args) {  // files the run arguments name (--params p.json, --params=p.json)
       const auto eq = arg.find('=');
       const std::string file = arg.rfind("--", 0) == 0 && eq != std::string::npos ? arg.substr(eq + 1) : arg;

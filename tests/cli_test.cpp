@@ -2562,6 +2562,18 @@ TEST(Cli, SweepResumeRerunsChangedTopologyAndBrokenOutput) {
   std::ofstream(out + "/points/0/out/summary.json") << "{\"predicted";
   EXPECT_EQ(reused(), 0);
   EXPECT_EQ(reused(), 1);
+  // A shipped topology named by its name is watched as its file: another topology
+  // directory (or an edit of the shipped file) runs the point again (it was reused, stale).
+  const json by_name = {{"name", "t"}, {"traces", {example(0)}}, {"points", {{{"topology", "pcie-8gpu-gen3"}, {"ranks", 1}}}}};
+  d.write("spec.json", by_name.dump());
+  EXPECT_EQ(reused(), 0);
+  EXPECT_EQ(reused(), 1);
+  fs::create_directories(d.path() + "/shipped");
+  write_json(d.path() + "/shipped/pcie-8gpu-gen3.json", t);
+  ASSERT_EQ(setenv("COMPOSIM_TOPOLOGY_DIR", (d.path() + "/shipped").c_str(), 1), 0);
+  const int with_other_dir = reused();
+  unsetenv("COMPOSIM_TOPOLOGY_DIR");
+  EXPECT_EQ(with_other_dir, 0);
 }
 
 // results.csv keeps the spec's order of axes (columns, and the last axis varies fastest),

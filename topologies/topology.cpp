@@ -320,17 +320,19 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
 
 }  // namespace
 
+std::string Topology::file_of(const std::string& name_or_path) {
+  if (std::filesystem::exists(name_or_path)) return name_or_path;
+  const std::string shipped = shipped_topology_dir() + "/" + name_or_path + ".json";
+  if (name_or_path.find('/') == std::string::npos && std::filesystem::exists(shipped)) return shipped;
+  return "";
+}
+
 Topology Topology::load(const std::string& name_or_path) {
-  std::string path = name_or_path;
-  if (!std::filesystem::exists(path)) {
-    const std::string shipped = shipped_topology_dir() + "/" + name_or_path + ".json";
-    if (name_or_path.find('/') == std::string::npos && std::filesystem::exists(shipped)) {
-      path = shipped;
-    } else {
-      std::string names;
-      for (const auto& n : shipped_names()) names += (names.empty() ? "" : ", ") + n;
-      input_error(name_or_path, "", "no such file, and not a shipped topology (shipped: " + names + ")");
-    }
+  const std::string path = file_of(name_or_path);
+  if (path.empty()) {
+    std::string names;
+    for (const auto& n : shipped_names()) names += (names.empty() ? "" : ", ") + n;
+    input_error(name_or_path, "", "no such file, and not a shipped topology (shipped: " + names + ")");
   }
   if (std::filesystem::is_directory(path)) input_error(path, "", "is a directory, not a topology file");
   std::ifstream in(path);

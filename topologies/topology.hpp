@@ -72,6 +72,9 @@ class Topology {
   // `name_or_path`: a path to a JSON file, or the name of a shipped topology
   // (topologies/shipped/<name>.json). Throws InputError.
   static Topology load(const std::string& name_or_path);
+  // file_of(): the file load() reads for `name_or_path` (a path, or a shipped topology's
+  // file); "" when there is none.
+  static std::string file_of(const std::string& name_or_path);
   // parse(): from a JSON document; `file` names it in errors.
   static Topology parse(const nlohmann::json& doc, const std::string& file);
   // Names of the shipped topologies.
