@@ -28,8 +28,9 @@ int tlp_overhead_B_of(int generation) { return generation >= 6 ? kFlitTlpOverhea
 double link_bandwidth_Bps(int generation, int lanes, int max_payload_B, int tlp_overhead_B) {
   if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16 && lanes != 32)
     throw std::invalid_argument("PCIe lanes " + std::to_string(lanes) + " is not one of 1, 2, 4, 8, 16, 32");
-  if (max_payload_B < 128 || max_payload_B > 4096)
-    throw std::invalid_argument("PCIe max payload " + std::to_string(max_payload_B) + " B is not in 128..4096");
+  // PCIe's Max_Payload_Size field encodes 128 << n bytes, n = 0..5 (Device Control register).
+  if (max_payload_B < 128 || max_payload_B > 4096 || (max_payload_B & (max_payload_B - 1)) != 0)
+    throw std::invalid_argument("PCIe max payload " + std::to_string(max_payload_B) + " B is not one of 128, 256, 512, 1024, 2048, 4096");
   const double raw_Bps = lanes * rate_GTps(generation) * 1e9 / 8.0 * encoding_efficiency(generation);
   if (tlp_overhead_B < 0) tlp_overhead_B = tlp_overhead_B_of(generation);
   return raw_Bps * max_payload_B / (max_payload_B + tlp_overhead_B);

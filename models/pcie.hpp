@@ -34,7 +34,8 @@ double rate_GTps(int generation);
 double encoding_efficiency(int generation);
 
 // Effective one-direction payload bandwidth in bytes/s. Throws std::invalid_argument for an
-// unknown generation, lanes not in {1,2,4,8,16,32}, or a payload size outside 128..4096 B.
+// unknown generation, lanes not in {1,2,4,8,16,32}, or a payload size not a power of two
+// in 128..4096 B (the sizes PCIe's Max_Payload_Size field can encode).
 // tlp_overhead_B < 0: the generation's (tlp_overhead_B_of).
 double link_bandwidth_Bps(int generation, int lanes, int max_payload_B = 256,
                           int tlp_overhead_B = -1);

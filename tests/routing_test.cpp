@@ -219,6 +219,14 @@ TEST(Routing, ChassisWithFabricP2pAcrossHosts) {
   auto r = topo::route(t, node(t, "gpu0"), node(t, "gpu12"));
   EXPECT_FALSE(r.network);
   EXPECT_EQ(path(t, r), "gpu0>leaf0>chassis_sw0>chassis_sw1>leaf3>gpu12");  // never through a host
+  // A host listed with no devices is an error, not "no composition" (it composed nothing).
+  doc["composition"] = {{"host0", nlohmann::json::array()}};
+  try {
+    topo::Topology::parse(doc, "falcon-fabric.json");
+    ADD_FAILURE() << "an empty attachment list was accepted";
+  } catch (const composim::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "falcon-fabric.json: composition.host0: no devices; list the GPUs and NICs attached to host0, or leave the host out");
+  }
 }
 
 // Routing resumes the last search from the same source; every route must be the one a

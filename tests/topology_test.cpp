@@ -9,6 +9,7 @@
 #include "topologies/routing.hpp"
 #include "topologies/topology.hpp"
 #include "models/nvlink.hpp"
+#include "models/pcie.hpp"
 
 using namespace composim;
 using nlohmann::json;
@@ -343,6 +344,12 @@ TEST(Topology, AbsurdValuesAreRefused) {
   doc = small();
   doc["links"][1]["generation"] = 4294967300ll;  // get<int>() would read 4
   EXPECT_EQ(error_of(doc), "t.json: links[1]: \"generation\" must be an integer of at most 9 digits");
+  // A max payload PCIe cannot encode (129 B was taken, and cut the rate to 24.28 GB/s).
+  doc = small();
+  doc["links"][1]["max_payload_B"] = 129;
+  EXPECT_NE(error_of(doc).find("PCIe max payload 129 B is not one of 128, 256, 512, 1024, 2048, 4096"), std::string::npos) << error_of(doc);
+  doc["links"][1]["max_payload_B"] = 512;
+  EXPECT_NEAR(topo::Topology::parse(doc, "t.json").links()[1].bandwidth_Bps, pcie::link_bandwidth_Bps(4, 16, 512) * 0.914, 1e6);
 }
 
 // Over a long reach a PCIe link holds more in flight than 768 outstanding 512-byte reads

@@ -532,6 +532,8 @@ Topology Topology::parse(const json& doc, const std::string& file) {
     std::vector<std::pair<std::string, std::vector<std::string>>> spec;
     for (auto it = composition->begin(); it != composition->end(); ++it) {
       if (!it->is_array()) input_error(file, "composition." + it.key(), "expected a list of device names");
+      // An empty list would read as "this host has nothing" but composed nothing apart.
+      if (it->empty()) input_error(file, "composition." + it.key(), "no devices; list the GPUs and NICs attached to " + it.key() + ", or leave the host out");
       std::vector<std::string> devices;
       for (const auto& d : *it) {
         if (!d.is_string()) input_error(file, "composition." + it.key(), "expected a list of device names");
