@@ -101,6 +101,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> parse_compose(cons
       dev = item.substr(eq + 1);
       if (dev.find('=') != std::string::npos)
         input_error("", "--compose", "\"" + item + "\" has two '=' (separate hosts with commas: host0=gpu0-3,host1=gpu4-7)");
+      if (dev.empty()) input_error("", "--compose", "\"" + item + "\" attaches no device (expected host=devices, e.g. host0=gpu0-3)");
     }
     if (spec.empty()) input_error("", "--compose", "expected host=devices, e.g. host0=gpu0-3,host1=gpu4-7");
     // A range is a name ending in digits, a dash and digits, nothing after: "n0.gpu0-3" is

@@ -2781,6 +2781,7 @@ TEST(Cli, ComposeListsAndGeneratedNamesMustBeWhole) {
   using composim::testing::expect_cli_error;
   expect_cli_error("p2p --topology composable-falcon4016 --compose host0=gpu0-1,,host1=gpu2", "--compose: an empty item");
   expect_cli_error("p2p --topology composable-falcon4016 --compose host0=gpu0-1,", "--compose: \"host0=gpu0-1,\" ends with a comma");
+  expect_cli_error("p2p --topology composable-falcon4016 --compose host0=", "--compose: \"host0=\" attaches no device");
   // A range is digits-digits at the end, nothing after (std::stoi read "gpu0-3xyz" as 0-3,
   // and the text after ";" was dropped).
   expect_cli_error("p2p --topology composable-falcon4016 --compose 'host0=gpu0-3;host1=gpu4-7'",
