@@ -343,6 +343,26 @@ TEST(CollectiveCommand, BadInputNamesTheOptionGiven) {
   composim::testing::expect_cli_error("collective --bytes 8.5 --topology dgx-a100", "--bytes: cannot read size \"8.5\"");
 }
 
+// Sizes composim would take hours or all memory on are refused before they start: an
+// all-to-all of more than 316 GPUs in one machine (100,000 pairwise flows: 400 GPUs took 4
+// minutes per size, 1,000 hours), a copy matrix of more than 1,024 GPUs (2,000 ran out of
+// memory). Running out of memory anyway is an error that says so, not an internal error.
+TEST(CollectiveCommand, UnworkableSizesAreRefusedUpFront) {
+  composim::testing::TempDir d;
+  const std::string topo = d.path() + "/g.json";
+  ASSERT_EQ(composim::testing::run_cli("topology generate --gpus 1100 --levels 2 --fanout 32 --out " + topo).exit_code, 0);
+  composim::testing::expect_cli_error("collective --op all_to_all --bytes 1M --gpus 317 --topology " + topo,
+                                      "all_to_all: 317 GPUs in one machine are 100172 pairwise flows, more than composim simulates (100,000: up to 316 GPUs");
+  composim::testing::expect_cli_error("p2p --gpus 1025 --topology " + topo,
+                                      "--gpus: 1025 GPUs are 1049600 copies; the copy matrix takes at most 1024 GPUs");
+  const std::string cmd = "(ulimit -v 700000; " + std::string(COMPOSIM_BINARY) + " p2p --gpus 1024 --topology " + topo + ") >/dev/null 2>" + d.path() + "/err";
+  const int status = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  std::ifstream err(d.path() + "/err");
+  const std::string text((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("composim: error: out of memory"), std::string::npos) << text;
+}
+
 // A parameter file's LL efficiency of 1 gives all-gather (x 4/3) an efficiency of 1, not
 // 1.33: busbw reaches the Gen3 x16 link's 13.16 GB/s and never passes it.
 TEST(CollectiveCommand, LlEfficiencyNeverAboveOne) {
