@@ -1267,6 +1267,9 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     std::fprintf(stderr, "composim: error: %s\n", e.what());
     return 2;
+  } catch (const sim::OutOfResources& e) {
+    std::fprintf(stderr, "composim: error: %s\n", e.what());
+    return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "composim: error: out of memory: the simulation needs more memory than this process may use; simulate fewer GPUs, ranks or sizes at once\n");
     return 1;

@@ -9,17 +9,20 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <functional>
 #include <set>
 #include <stdexcept>
 #include <csignal>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "models/error.hpp"
 #include "models/registry.hpp"
 #include "sim/platform.hpp"
+#include "sim/process.hpp"
 #include "sim/report.hpp"
 
 namespace composim::sim {
@@ -69,6 +72,19 @@ std::vector<double> size_range(const std::string& spec, double factor) {
 }
 
 namespace {
+
+// The memory the kernel can give new work without swapping (MemAvailable in /proc/meminfo),
+// in bytes; 0 when unknown.
+double mem_available_B() {
+  std::ifstream in("/proc/meminfo");
+  for (std::string key; in >> key;) {
+    double kB = 0;
+    in >> kB;
+    if (key == "MemAvailable:") return kB * 1024.0;
+    in.ignore(256, '\n');
+  }
+  return 0;
+}
 
 struct Runner {
   const topo::Topology& topo;
@@ -156,7 +172,13 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
   // once): sizes are independent, as in nccl-tests, and in one SimGrid engine each size
   // after the first ran about 3 times slower than alone (a 128-GPU all_to_all: 0.35 s for a
   // size alone, 1.1-1.4 s for each later one), which made long sweeps quadratic.
-  const size_t jobs = std::min<size_t>(std::max(1, o.jobs), run.plans.size());
+  // The first size runs alone; its child's peak memory then bounds how many run at once
+  // (MemAvailable / 1.25 x that peak: every size has the same flows, so about the same
+  // memory), so that a large topology (10,000 GPUs: 12 GB a size) does not run four at
+  // once into the out-of-memory killer.
+  size_t jobs = 1;
+  const size_t jobs_wanted = std::min<size_t>(std::max(1, o.jobs), run.plans.size());
+  bool first_reaped = false;
   struct Child {
     pid_t pid;
     int fd;
@@ -164,6 +186,7 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
   };
   std::vector<Child> running;
   std::string failure, input_failure;
+  bool killed = false;  // a child ended by SIGKILL: the out-of-memory killer, most likely
   // Rows go to o.on_row in size order as soon as they and every smaller size are done.
   std::vector<bool> ready(run.rows.size(), false);
   size_t emitted = 0;
@@ -183,7 +206,15 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     for (ssize_t k; (k = read(c.fd, buf, sizeof buf)) > 0;) said.append(buf, static_cast<size_t>(k));
     close(c.fd);
     int status = 0;
-    waitpid(c.pid, &status, 0);
+    struct rusage usage {};
+    wait4(c.pid, &status, 0, &usage);
+    if (!first_reaped) {
+      first_reaped = true;
+      const double child_B = static_cast<double>(usage.ru_maxrss) * 1024.0;  // ru_maxrss: KiB
+      const double available_B = mem_available_B();
+      jobs = available_B > 0 && child_B > 0 ? static_cast<size_t>(std::clamp(available_B / (1.25 * child_B), 1.0, static_cast<double>(jobs_wanted)))
+                                            : jobs_wanted;
+    }
     double time_s = 0;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && said.size() == sizeof time_s) {
       std::memcpy(&time_s, said.data(), sizeof time_s);
@@ -193,8 +224,12 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     } else if (WIFEXITED(status) && WEXITSTATUS(status) == 2 && input_failure.empty()) {
       input_failure = said;  // an InputError's message, whole
     } else if (failure.empty()) {
+      killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
       failure = "simulating size " + std::to_string(static_cast<long long>(run.rows[c.size].size_B)) + " B failed" +
-                (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : "") + (said.empty() ? "" : ": " + said);
+                (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? " (killed: most likely out of memory; simulate fewer GPUs)"
+                 : WIFSIGNALED(status)                                ? " (signal " + std::to_string(WTERMSIG(status)) + ")"
+                                                                      : "") +
+                (said.empty() ? "" : ": " + said);
     }
   };
   for (size_t i = 0; i < run.plans.size() && failure.empty() && input_failure.empty(); ++i) {
@@ -204,11 +239,12 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
       emit();
       continue;
     }
-    if (running.size() == jobs) {
+    while (!running.empty() && running.size() >= jobs) {
       reap(running.front());
       running.erase(running.begin());
       if (!failure.empty() || !input_failure.empty()) break;  // start no other size
     }
+    if (!failure.empty() || !input_failure.empty()) break;
     int fds[2];
     if (pipe(fds) != 0) throw std::runtime_error("cannot make a pipe for a size's simulation");
     std::fflush(nullptr);
@@ -243,6 +279,7 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
   }
   for (const auto& c : running) reap(c);
   if (!input_failure.empty()) throw InputError(input_failure);
+  if (!failure.empty() && killed) throw OutOfResources(failure);
   if (!failure.empty()) throw std::runtime_error(failure);
   for (auto& r : run.rows) finish_row(r);
   return run.rows;

@@ -41,4 +41,11 @@ class Interrupted : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown when the machine could not give a simulation what it needs (a child killed by the
+// out-of-memory killer): the CLI prints "composim: error: " and the message, exit status 1.
+class OutOfResources : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace composim::sim
