@@ -227,7 +227,7 @@ double CollectivePlanner::bottleneck(const std::vector<std::pair<int, int>>& hop
   double bw = INFINITY;
   for (const auto& [key, n] : uses) {
     auto it = residual.find(key);
-    const double left = it == residual.end() ? capacity(key) : it->second;
+    const double left = it == residual.end() ? search_capacity(key) : it->second;
     bw = std::min(bw, left / n);
   }
   return bw;
@@ -831,7 +831,7 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
   }
   std::map<std::pair<int, int>, double> left;
   for (const auto& use : tree_use)
-    for (const auto& [key, u] : use) left.emplace(key, capacity(key));
+    for (const auto& [key, u] : use) left.emplace(key, search_capacity(key));  // as NCCL's search: links only
   std::vector<char> growing(s.trees.size(), 1);
   for (size_t active = s.trees.size(); active > 0;) {
     std::map<std::pair<int, int>, double> load;

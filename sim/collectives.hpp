@@ -255,6 +255,7 @@ class CollectivePlanner {
   std::pair<std::vector<int>, std::map<int, std::vector<int>>> group_by_machine(const std::vector<int>& gpus) const;
   CollectivePlan plan_all_to_all(double in_bytes, const std::vector<int>& gpus);
   std::vector<Ring> pack_rings(const std::vector<std::vector<int>>& candidates, std::map<std::pair<int, int>, double>& residual, size_t max);
+  // The widest rate the hops share, by search capacities (links only, as NCCL's search).
   double bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual);
   std::vector<std::pair<int, int>> resources(int a, int b);  // capacity keys of a route
   double capacity(std::pair<int, int> key) const;

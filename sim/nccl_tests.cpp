@@ -75,15 +75,46 @@ namespace {
 
 // The memory the kernel can give new work without swapping (MemAvailable in /proc/meminfo),
 // in bytes; 0 when unknown.
+// Also bounded by this process's cgroup (v2: memory.max - memory.current; v1:
+// memory.limit_in_bytes - memory.usage_in_bytes), where a container, CI runner or Slurm
+// job sets a limit below the machine's.
 double mem_available_B() {
-  std::ifstream in("/proc/meminfo");
-  for (std::string key; in >> key;) {
-    double kB = 0;
-    in >> kB;
-    if (key == "MemAvailable:") return kB * 1024.0;
-    in.ignore(256, '\n');
+  double available = 0;
+  {
+    std::ifstream in("/proc/meminfo");
+    for (std::string key; in >> key;) {
+      double kB = 0;
+      in >> kB;
+      if (key == "MemAvailable:") {
+        available = kB * 1024.0;
+        break;
+      }
+      in.ignore(256, '\n');
+    }
   }
-  return 0;
+  auto number_in = [](const std::string& path) {
+    std::ifstream f(path);
+    double v = -1;
+    if (!(f >> v)) v = -1;  // "max" (no limit) or no such file
+    return v;
+  };
+  std::string cgroup;  // "0::/path" (v2) or "N:memory:/path" (v1)
+  std::ifstream self("/proc/self/cgroup");
+  for (std::string line; std::getline(self, line);) {
+    const auto colon = line.find(':'), second = line.find(':', colon + 1);
+    if (colon == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(colon + 1, second - colon - 1), path = line.substr(second + 1);
+    double limit = -1, used = -1;
+    if (controllers.empty()) {
+      limit = number_in("/sys/fs/cgroup" + path + "/memory.max");
+      used = number_in("/sys/fs/cgroup" + path + "/memory.current");
+    } else if (controllers.find("memory") != std::string::npos) {
+      limit = number_in("/sys/fs/cgroup/memory" + path + "/memory.limit_in_bytes");
+      used = number_in("/sys/fs/cgroup/memory" + path + "/memory.usage_in_bytes");
+    }
+    if (limit > 0 && used >= 0 && limit < 1e18) available = available > 0 ? std::min(available, std::max(0.0, limit - used)) : std::max(0.0, limit - used);
+  }
+  return available;
 }
 
 struct Runner {
@@ -173,8 +204,8 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
   // after the first ran about 3 times slower than alone (a 128-GPU all_to_all: 0.35 s for a
   // size alone, 1.1-1.4 s for each later one), which made long sweeps quadratic.
   // The first size runs alone; its child's peak memory then bounds how many run at once
-  // (MemAvailable / 1.25 x that peak: every size has the same flows, so about the same
-  // memory), so that a large topology (10,000 GPUs: 12 GB a size) does not run four at
+  // (the memory available, in the machine and the process's cgroup, / 1.25 x that peak
+  // scaled to the most flows of any size), so that a large topology (10,000 GPUs: 12 GB a size) does not run four at
   // once into the out-of-memory killer.
   size_t jobs = 1;
   const size_t jobs_wanted = std::min<size_t>(std::max(1, o.jobs), run.plans.size());
@@ -210,7 +241,13 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     wait4(c.pid, &status, 0, &usage);
     if (!first_reaped) {
       first_reaped = true;
-      const double child_B = static_cast<double>(usage.ru_maxrss) * 1024.0;  // ru_maxrss: KiB
+      // Its peak, scaled to the size with the most flows (sizes may change algorithm: a
+      // tree's 48 flows, then a ring's 128); ru_maxrss (KiB) also counts pages shared with
+      // this process, which errs on the safe side.
+      size_t most_flows = 1;
+      for (const auto& p : run.plans) most_flows = std::max(most_flows, p.flows.size());
+      const double child_B = static_cast<double>(usage.ru_maxrss) * 1024.0 *
+                             static_cast<double>(most_flows) / static_cast<double>(std::max<size_t>(1, run.plans[c.size].flows.size()));
       const double available_B = mem_available_B();
       jobs = available_B > 0 && child_B > 0 ? static_cast<size_t>(std::clamp(available_B / (1.25 * child_B), 1.0, static_cast<double>(jobs_wanted)))
                                             : jobs_wanted;
@@ -224,9 +261,11 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     } else if (WIFEXITED(status) && WEXITSTATUS(status) == 2 && input_failure.empty()) {
       input_failure = said;  // an InputError's message, whole
     } else if (failure.empty()) {
-      killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+      const bool oom = WIFEXITED(status) && WEXITSTATUS(status) == 6;
+      killed = oom || (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
       failure = "simulating size " + std::to_string(static_cast<long long>(run.rows[c.size].size_B)) + " B failed" +
-                (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? " (killed: most likely out of memory; simulate fewer GPUs)"
+                (oom ? " (out of memory; simulate fewer GPUs)"
+                 : WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? " (killed: most likely out of memory; simulate fewer GPUs)"
                  : WIFSIGNALED(status)                                ? " (signal " + std::to_string(WTERMSIG(status)) + ")"
                                                                       : "") +
                 (said.empty() ? "" : ": " + said);
@@ -268,6 +307,8 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
         const double time_s = run.rows[0].time_s;
         if (write(fds[1], &time_s, sizeof time_s) != static_cast<ssize_t>(sizeof time_s)) _exit(4);
         _exit(0);
+      } catch (const std::bad_alloc&) {
+        _exit(6);  // out of memory: the parent says so
       } catch (const std::exception& e) {
         const std::string what = e.what();
         if (write(fds[1], what.data(), what.size()) < 0) _exit(4);

@@ -626,7 +626,13 @@ void write_streams_atomically(const std::string& dir, const std::map<std::string
     guard.add(tmp.string());
     staged.emplace_back(tmp, final_path);
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (out) write(out);
+    try {
+      if (out) write(out);
+    } catch (...) {  // a writer's own failure (out of memory, a bad value): nothing stays
+      out.close();
+      cleanup();
+      throw;
+    }
     out.close();
     if (!out) {
       const std::string why = std::strerror(errno);

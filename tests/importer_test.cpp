@@ -311,6 +311,14 @@ TEST(Importer, NanosecondTimestampsAreExact) {
   EXPECT_EQ(w.gpu_ops[2].ts_ns, 953);   // the fourth decimal rounds: 0.0004999 us is 0 ns
   EXPECT_EQ(w.gpu_ops[3].ts_ns, 1953);  // integer microseconds are exact
   EXPECT_EQ(w.gpu_ops[4].ts_ns, 2453);  // an exponent: the double, exact here
+  // A repeated "ts" replaces the first, exact value included.
+  const std::string dup = R"({"traceEvents": [)"
+                          R"({"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 100, "dur": 0.5, "args": {"stream": 7}},)"
+                          R"({"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 0.5, "ts": 500, "dur": 0.5, "args": {"stream": 7}}]})";
+  const trace::Workload wd = trace::import_kineto(d.write("dup.json", dup));
+  EXPECT_EQ(wd.base_ns, 100000);
+  ASSERT_EQ(wd.gpu_ops.size(), 2u);
+  EXPECT_EQ(wd.gpu_ops[1].ts_ns, 400000);
 }
 
 // Values that would silently change the prediction are errors naming the event.

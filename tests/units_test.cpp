@@ -59,6 +59,16 @@ TEST(Process, SignalWhileWritingLeavesNothing) {
     EXPECT_FALSE(fs::exists(d.path() + "/new")) << "signal " << sig;
     EXPECT_EQ(std::distance(fs::directory_iterator(d.path()), fs::directory_iterator()), 0) << "signal " << sig;
   }
+  // A writer that fails (out of memory, a bad value) leaves nothing either.
+  {
+    composim::testing::TempDir d;
+    EXPECT_THROW(sim::write_streams_atomically(d.path() + "/new", {{"a.csv", [](std::ostream& o) {
+                                                                      o << "x";
+                                                                      throw std::runtime_error("writer failed");
+                                                                    }}}),
+                 std::runtime_error);
+    EXPECT_EQ(std::distance(fs::directory_iterator(d.path()), fs::directory_iterator()), 0);
+  }
   // An existing directory stays, without the temporary files.
   composim::testing::TempDir d;
   const pid_t pid = fork();

@@ -404,8 +404,7 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
     // An event's "ts" in microseconds with a fraction (Kineto writes nanoseconds as three
     // decimals): a double holds 1.7e15 us only to 0.25 us, so the exact nanoseconds are
     // kept beside it (kExactTsKey), read from the text.
-    if (skip_nest_ == 0 && key_ == "ts" && (stack_.size() == 2 || stack_.size() == 3) && stack_.back()->is_object() &&
-        stack_[stack_.size() - 2]->is_array())
+    if (skip_nest_ == 0 && key_ == "ts" && at_event())
       if (auto ns = exact_ns_of_decimal(text)) (*stack_.back())[kExactTsKey] = *ns;
     return true;
   }
@@ -428,6 +427,8 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
       skip_next_ = true;
       return true;
     }
+    // A repeated "ts" replaces the first: so does its exact value (or its absence).
+    if (k == "ts" && at_event()) stack_.back()->erase(kExactTsKey);
     key_ = std::move(k);
     return true;
   }
@@ -460,6 +461,11 @@ class TraceDomBuilder : public nlohmann::json_sax<json> {
   }
 
  private:
+  // Whether the innermost open value is an event (an object in the top-level array, or in
+  // an array one level down: traceEvents).
+  bool at_event() const {
+    return (stack_.size() == 2 || stack_.size() == 3) && stack_.back()->is_object() && stack_[stack_.size() - 2]->is_array();
+  }
   // Counts an object or array that opens; false (stop parsing) past kMaxJsonDepth levels,
   // dropped values included: copying or printing such a value overflows the stack.
   bool open_container() {
