@@ -73,11 +73,10 @@ std::vector<double> size_range(const std::string& spec, double factor) {
 
 namespace {
 
-// The memory the kernel can give new work without swapping (MemAvailable in /proc/meminfo),
-// in bytes; 0 when unknown.
-// Also bounded by this process's cgroup (v2: memory.max - memory.current; v1:
-// memory.limit_in_bytes - memory.usage_in_bytes), where a container, CI runner or Slurm
-// job sets a limit below the machine's.
+// The memory new work can have, in bytes (0 when unknown): the machine's MemAvailable
+// (/proc/meminfo), bounded by what this process's cgroup has left (v2: memory.max -
+// memory.current; v1: memory.limit_in_bytes - memory.usage_in_bytes), where a container,
+// CI runner or Slurm job sets a limit below the machine's.
 double mem_available_B() {
   double available = 0;
   {
@@ -98,8 +97,7 @@ double mem_available_B() {
     if (!(f >> v)) v = -1;  // "max" (no limit) or no such file
     return v;
   };
-  std::string cgroup;  // "0::/path" (v2) or "N:memory:/path" (v1)
-  std::ifstream self("/proc/self/cgroup");
+  std::ifstream self("/proc/self/cgroup");  // lines "0::/path" (v2) or "N:memory:/path" (v1)
   for (std::string line; std::getline(self, line);) {
     const auto colon = line.find(':'), second = line.find(':', colon + 1);
     if (colon == std::string::npos || second == std::string::npos) continue;
@@ -205,8 +203,8 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
   // size alone, 1.1-1.4 s for each later one), which made long sweeps quadratic.
   // The first size runs alone; its child's peak memory then bounds how many run at once
   // (the memory available, in the machine and the process's cgroup, / 1.25 x that peak
-  // scaled to the most flows of any size), so that a large topology (10,000 GPUs: 12 GB a size) does not run four at
-  // once into the out-of-memory killer.
+  // scaled to the most flows of any size), so that a large topology (10,000 GPUs: 12 GB a
+  // size) does not run four at once into the out-of-memory killer.
   size_t jobs = 1;
   const size_t jobs_wanted = std::min<size_t>(std::max(1, o.jobs), run.plans.size());
   bool first_reaped = false;
@@ -217,7 +215,7 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
   };
   std::vector<Child> running;
   std::string failure, input_failure;
-  bool killed = false;  // a child ended by SIGKILL: the out-of-memory killer, most likely
+  bool killed = false;  // a child out of memory, or ended by SIGKILL (the out-of-memory killer, most likely)
   // Rows go to o.on_row in size order as soon as they and every smaller size are done.
   std::vector<bool> ready(run.rows.size(), false);
   size_t emitted = 0;

@@ -350,9 +350,6 @@ bool event_is_read(const json& e) {
   return name != e.end() && (!name->is_string() || name->get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0);
 }
 
-// The args of a trace event that the importer reads (kineto_from_json); the others (a
-// kernel's grid, block, registers, occupancy, External id, ...) are dropped while parsing.
-// A key added to the importer must be added here.
 // The key under which TraceDomBuilder keeps an event's exact "ts" in nanoseconds (an int64);
 // it starts with a NUL, which no key read from a file can (NUL bytes there are errors).
 const std::string kExactTsKey("\0ts_ns", 6);
@@ -376,6 +373,9 @@ std::optional<std::int64_t> exact_ns_of_decimal(std::string_view text) {
   return negative ? -ns : ns;
 }
 
+// The args of a trace event that the importer reads (kineto_from_json); the others (a
+// kernel's grid, block, registers, occupancy, External id, ...) are dropped while parsing.
+// A key added to the importer must be added here.
 const std::set<std::string, std::less<>> kArgsRead = {
     "correlation",     "stream",         "device",     "bytes",      "wait_on_stream",      "wait_on_cuda_event_record_corr_id",
     "Collective name", "dtype",          "Group size", "In msg nelems", "Out msg nelems", "Process Group Name",
