@@ -2574,6 +2574,22 @@ TEST(Cli, SweepResumeRerunsChangedTopologyAndBrokenOutput) {
   const int with_other_dir = reused();
   unsetenv("COMPOSIM_TOPOLOGY_DIR");
   EXPECT_EQ(with_other_dir, 0);
+  // Another composim binary (a rebuild, an upgrade) runs every point again.
+  const std::string copy = d.path() + "/composim";
+  fs::copy_file(COMPOSIM_BINARY, copy);
+  auto reused_by = [&](const std::string& binary) {
+    const std::string cmd = q(binary) + " sweep " + q(file) + " --out " + q(out) + " > " + q(d.path() + "/log") + " 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+    std::ifstream log(d.path() + "/log");
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(text, m, std::regex(R"((\d+) reused from an earlier run)"))) << text;
+    return m.size() > 1 ? std::stoi(m[1].str()) : -1;
+  };
+  EXPECT_EQ(reused_by(copy), 0);
+  EXPECT_EQ(reused_by(copy), 1);
+  fs::last_write_time(copy, fs::last_write_time(copy) + std::chrono::hours(1));
+  EXPECT_EQ(reused_by(copy), 0);
 }
 
 // results.csv keeps the spec's order of axes (columns, and the last axis varies fastest),
