@@ -1,5 +1,6 @@
 #include "models/error.hpp"
 
+#include <cctype>
 #include <istream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -26,6 +27,11 @@ std::string shown_text(std::string_view s, std::size_t max) {
 
 std::string shown_value(const nlohmann::json& v, std::size_t max) { return shown_text(v.dump(), max); }
 std::string shown_value(const nlohmann::ordered_json& v, std::size_t max) { return shown_text(v.dump(), max); }
+
+void reject_text_after_nul(std::streambuf& rest, std::string_view file, std::string_view place) {
+  for (int c; (c = rest.sbumpc()) != std::char_traits<char>::eof();)
+    if (!std::isspace(c) && c != 0) input_error(file, place, "data after the end of the JSON text (a NUL byte, then more): not one JSON document");
+}
 
 namespace {
 template <class json>
@@ -85,12 +91,8 @@ json parse_checked(std::istream& in, const std::string& file) {
   };
   try {
     json doc = json::parse(in, check);
-    // The parser ends its input at a NUL byte: what follows one would be dropped.
     const auto nul_end = in.rdbuf()->pubseekoff(0, std::ios_base::cur, std::ios_base::in);  // just after the NUL, if one ended it
-    for (int c; (c = in.rdbuf()->sbumpc()) != std::char_traits<char>::eof();)
-      if (!std::isspace(c) && c != 0)
-        input_error(file, nul_end > 0 ? "byte " + std::to_string(static_cast<long long>(nul_end) - 1) : std::string("end"),
-                    "data after the end of the JSON text (a NUL byte, then more): not one JSON document");
+    reject_text_after_nul(*in.rdbuf(), file, nul_end > 0 ? "byte " + std::to_string(static_cast<long long>(nul_end) - 1) : std::string("end"));
     return doc;
   } catch (const typename json::parse_error& e) {
     input_error(file, "byte " + std::to_string(e.byte), std::string("malformed JSON: ") + e.what());

@@ -64,4 +64,11 @@ nlohmann::json parse_json_input(std::istream& in, const std::string& file);
 // The same, keeping the document's order of keys (a sweep's axes).
 nlohmann::ordered_json parse_ordered_json_input(std::istream& in, const std::string& file);
 
+// reject_text_after_nul()
+//
+// nlohmann's parser ends its input at a NUL byte, dropping whatever follows. Reads the rest
+// of `rest` and throws InputError naming `file` and `place` (where the NUL was) if anything
+// but whitespace and NUL bytes follows.
+void reject_text_after_nul(std::streambuf& rest, std::string_view file, std::string_view place);
+
 }  // namespace composim

@@ -175,7 +175,7 @@ double CollectivePlanner::cable_step_s(int a, int b) {
   double s = 0;
   for (const auto& h : r.hops) {
     const auto& l = topo_.links()[h.link];
-    if (l.type == topo::LinkType::pcie || (l.type == topo::LinkType::optical && l.generation > 0)) s += l.latency_s;  // PCIe, not a line rate
+    if (l.is_pcie()) s += l.latency_s;
   }
   for (int v : r.transit) {
     // Retimers are PCIe's; a transceiver node on a route across machines may be the network's.

@@ -518,7 +518,7 @@ std::vector<std::string> long_reach_notes(const Topology& t) {
   std::vector<char> long_link(t.links().size(), 0);
   for (size_t i = 0; i < t.links().size(); ++i) {
     const Link& l = t.links()[i];
-    if (l.type != LinkType::pcie && !(l.type == LinkType::optical && l.generation > 0)) continue;
+    if (!l.is_pcie()) continue;
     char what[320];
     std::snprintf(what, sizeof what, "link %s (%g m)", l.name.c_str(), l.length_m);
     long_link[i] = check(what, l.latency_s, l.bandwidth_Bps, "its rate over this link");

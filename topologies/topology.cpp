@@ -430,7 +430,7 @@ void check_devices_and_tree(const std::vector<Node>& nodes, std::vector<Link>& l
       continue;
     }
     // PCIe, on copper or optics (an optical link with a generation); the rest is network.
-    if (l.type != LinkType::pcie && !(l.type == LinkType::optical && l.generation > 0)) continue;
+    if (!l.is_pcie()) continue;
     int gen = l.generation, lanes = l.lanes;
     std::string why;
     for (int end : {l.from, l.to}) {

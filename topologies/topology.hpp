@@ -60,6 +60,8 @@ struct Link {
   double length_m = 0, rate_Gbps = 0;
   std::string medium;
   std::string trained;
+  // A PCIe link: copper, or optical given by generation and lanes (not a network line rate).
+  bool is_pcie() const { return type == LinkType::pcie || (type == LinkType::optical && generation > 0); }
 };
 
 // Vertex property: node index; edge property: link index (both index into the vectors).

@@ -538,12 +538,8 @@ json parse_trace_file(const std::string& path) {
       if (dom.malformed) input_error(path, "byte " + std::to_string(dom.error_byte), "malformed JSON: " + dom.error);
       input_error(path, "byte " + std::to_string(dom.error_byte), "unreadable JSON: " + dom.error);
     }
-    // The JSON parser ends its input at a NUL byte: what follows one would be dropped.
-    const size_t end = buf.position();
-    for (int c; (c = in.rdbuf()->sbumpc()) != std::char_traits<char>::eof();)
-      if (!std::isspace(c) && c != 0)
-        input_error(path, "byte " + std::to_string(end > 0 ? end - 1 : 0),
-                    "data after the end of the JSON text (a NUL byte, then more): not one JSON document");
+    const size_t end = buf.position();  // just after the NUL, if one ended the text
+    reject_text_after_nul(*in.rdbuf(), path, "byte " + std::to_string(end > 0 ? end - 1 : 0));
   }
   return std::move(dom.root);
 }
