@@ -159,6 +159,26 @@ struct Runner {
 
 }  // namespace
 
+size_t sweep_jobs_for_memory(double available_B, double first_peak_B, size_t first_flows, size_t most_flows, size_t wanted) {
+  wanted = std::max<size_t>(1, wanted);
+  // Sizes may change algorithm (a tree's 48 flows, then a ring's 128): memory goes with flows.
+  const double child_B = first_peak_B * static_cast<double>(std::max<size_t>(1, most_flows)) / static_cast<double>(std::max<size_t>(1, first_flows));
+  if (!(available_B > 0) || !(child_B > 0)) return wanted;
+  return static_cast<size_t>(std::clamp(available_B / (1.25 * child_B), 1.0, static_cast<double>(wanted)));
+}
+
+std::string describe_size_failure(double size_B, int status, const std::string& said, bool& out_of_memory) {
+  const bool oom = WIFEXITED(status) && WEXITSTATUS(status) == 6;
+  const bool sigkill = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  out_of_memory = oom || sigkill;
+  return "simulating size " + std::to_string(static_cast<long long>(size_B)) + " B failed" +
+         (oom       ? " (out of memory; simulate fewer GPUs)"
+          : sigkill ? " (killed: most likely out of memory; simulate fewer GPUs)"
+          : WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")"
+                                : "") +
+         (said.empty() ? "" : ": " + said);
+}
+
 std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) {
   // Only the communicator's GPUs relay PXN traffic (NCCL's proxy is a rank).
   const std::vector<char> proxies = topo::pxn_proxies_of(t, o.gpus);
@@ -239,16 +259,11 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     wait4(c.pid, &status, 0, &usage);
     if (!first_reaped) {
       first_reaped = true;
-      // Its peak, scaled to the size with the most flows (sizes may change algorithm: a
-      // tree's 48 flows, then a ring's 128); ru_maxrss (KiB) also counts pages shared with
-      // this process, which errs on the safe side.
       size_t most_flows = 1;
       for (const auto& p : run.plans) most_flows = std::max(most_flows, p.flows.size());
-      const double child_B = static_cast<double>(usage.ru_maxrss) * 1024.0 *
-                             static_cast<double>(most_flows) / static_cast<double>(std::max<size_t>(1, run.plans[c.size].flows.size()));
-      const double available_B = mem_available_B();
-      jobs = available_B > 0 && child_B > 0 ? static_cast<size_t>(std::clamp(available_B / (1.25 * child_B), 1.0, static_cast<double>(jobs_wanted)))
-                                            : jobs_wanted;
+      // ru_maxrss (KiB) also counts pages shared with this process, which errs on the safe side.
+      jobs = sweep_jobs_for_memory(mem_available_B(), static_cast<double>(usage.ru_maxrss) * 1024.0, run.plans[c.size].flows.size(), most_flows,
+                                   jobs_wanted);
     }
     double time_s = 0;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && said.size() == sizeof time_s) {
@@ -259,14 +274,7 @@ std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o) 
     } else if (WIFEXITED(status) && WEXITSTATUS(status) == 2 && input_failure.empty()) {
       input_failure = said;  // an InputError's message, whole
     } else if (failure.empty()) {
-      const bool oom = WIFEXITED(status) && WEXITSTATUS(status) == 6;
-      killed = oom || (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-      failure = "simulating size " + std::to_string(static_cast<long long>(run.rows[c.size].size_B)) + " B failed" +
-                (oom ? " (out of memory; simulate fewer GPUs)"
-                 : WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? " (killed: most likely out of memory; simulate fewer GPUs)"
-                 : WIFSIGNALED(status)                                ? " (signal " + std::to_string(WTERMSIG(status)) + ")"
-                                                                      : "") +
-                (said.empty() ? "" : ": " + said);
+      failure = describe_size_failure(run.rows[c.size].size_B, status, said, killed);
     }
   };
   for (size_t i = 0; i < run.plans.size() && failure.empty() && input_failure.empty(); ++i) {

@@ -58,6 +58,19 @@ int nccl_tests_type_size_B(std::string_view name);
 // Throws InputError for bad input and std::runtime_error when a size's simulation fails.
 std::vector<SweepRow> run_sweep(const topo::Topology& t, const SweepOptions& o);
 
+// How many of a sweep's sizes to simulate at once, given the first size's child (run alone):
+// its peak resident memory `first_peak_B` (bytes) with `first_flows` flows, scaled to the
+// size with the most flows `most_flows`, needs 1.25 x that each within `available_B` (the
+// machine's and the cgroup's memory left). `wanted` (o.jobs, at most the sizes) when either
+// memory figure is unknown (0); between 1 and `wanted` otherwise.
+size_t sweep_jobs_for_memory(double available_B, double first_peak_B, size_t first_flows, size_t most_flows, size_t wanted);
+
+// Why a size's child failed, as the error says it: `status` as waitpid() gives it, `said`
+// what the child wrote back (its error message). Sets `out_of_memory` when the child ran
+// out of memory (its exit status 6) or was killed by SIGKILL (the kernel's out-of-memory
+// killer, most likely), which composim reports as a resource error, not a bug.
+std::string describe_size_failure(double size_B, int status, const std::string& said, bool& out_of_memory);
+
 // Per-rank input bytes of a collective whose nccl-tests size is `size_B`.
 double per_rank_input_B(collective::Kind kind, double size_B, int n);
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +60,34 @@ TEST(NcclTests, SizesAndFactors) {
   EXPECT_THROW(sim::size_range("1G:8", 2), std::invalid_argument);
   EXPECT_DOUBLE_EQ(sim::per_rank_input_B(Kind::all_gather, 8e6, 8), 1e6);
   EXPECT_DOUBLE_EQ(sim::per_rank_input_B(Kind::all_reduce, 8e6, 8), 8e6);
+}
+
+// The sizes a sweep simulates at once: the first size's child peak, scaled to the size with
+// the most flows, 1.25 x that each within the memory left.
+TEST(NcclTests, ParallelSizesAreBoundedByMemory) {
+  constexpr double GiB = 1024.0 * 1024 * 1024;
+  // 1 GiB for 100 flows; the sweep's largest size has 400: 4 GiB, 5 GiB with the margin.
+  EXPECT_EQ(sim::sweep_jobs_for_memory(20 * GiB, 1 * GiB, 100, 400, 8), 4u);
+  EXPECT_EQ(sim::sweep_jobs_for_memory(19.9 * GiB, 1 * GiB, 100, 400, 8), 3u);
+  EXPECT_EQ(sim::sweep_jobs_for_memory(100 * GiB, 1 * GiB, 100, 400, 8), 8u);  // no more than asked
+  EXPECT_EQ(sim::sweep_jobs_for_memory(1 * GiB, 1 * GiB, 100, 400, 8), 1u);    // never none
+  EXPECT_EQ(sim::sweep_jobs_for_memory(0, 1 * GiB, 100, 400, 8), 8u);          // memory unknown
+  EXPECT_EQ(sim::sweep_jobs_for_memory(20 * GiB, 0, 100, 400, 8), 8u);         // peak unknown
+  EXPECT_EQ(sim::sweep_jobs_for_memory(20 * GiB, 1 * GiB, 0, 0, 0), 1u);       // degenerate counts
+}
+
+// A size's child that fails says why; running out of memory, or the kernel's killer, is a
+// resource error ("composim: error: ..."), not an internal one.
+TEST(NcclTests, FailedSizeSaysWhy) {
+  bool oom = false;
+  EXPECT_EQ(sim::describe_size_failure(1048576, 6 << 8, "", oom), "simulating size 1048576 B failed (out of memory; simulate fewer GPUs)");
+  EXPECT_TRUE(oom);
+  EXPECT_EQ(sim::describe_size_failure(8, SIGKILL, "", oom), "simulating size 8 B failed (killed: most likely out of memory; simulate fewer GPUs)");
+  EXPECT_TRUE(oom);
+  EXPECT_EQ(sim::describe_size_failure(8, SIGSEGV, "", oom), "simulating size 8 B failed (signal " + std::to_string(SIGSEGV) + ")");
+  EXPECT_FALSE(oom);
+  EXPECT_EQ(sim::describe_size_failure(8, 3 << 8, "no route from GPU 0 to GPU 1", oom), "simulating size 8 B failed: no route from GPU 0 to GPU 1");
+  EXPECT_FALSE(oom);
 }
 
 // Every GPU of a DGX-1 has 6 NVLink2 links: the rings packed on them carry 6 links' worth
