@@ -114,6 +114,42 @@ std::pair<std::vector<int>, std::map<int, std::vector<int>>> CollectivePlanner::
   return {machine_ids, by_machine};
 }
 
+// NCCL numbers a machine's GPUs by walking its PCIe tree depth first from the CPUs, each
+// node's children in the order the ranks first reach them (each rank adds its GPU's PCIe path
+// to the topology, rank by rank: topo.cc's ncclTopoFillGpu and ncclTopoFuseXml, then
+// ncclTopoGetSystemFromXml). So a GPU's place is set by its host's first rank, then its
+// switches' first ranks, top down, then its own rank: GPUs of one socket or switch are
+// neighbours whatever the rank order.
+std::vector<int> CollectivePlanner::system_order(const std::vector<int>& members) const {
+  if (members.size() <= 2) return members;
+  std::vector<std::vector<int>> ancestors(members.size());  // host first, then switches down
+  for (size_t i = 0; i < members.size(); ++i) {
+    const int host = topo_.host_of(members[i]);
+    if (host < 0) return members;
+    try {
+      const auto up = topo::route(topo_, members[i], host);
+      ancestors[i].push_back(host);
+      for (auto it = up.transit.rbegin(); it != up.transit.rend(); ++it) ancestors[i].push_back(*it);
+    } catch (const InputError&) {
+      return members;  // no PCIe path to its host: keep the rank order
+    }
+  }
+  std::map<int, size_t> first;  // node -> the first rank under it
+  for (size_t i = 0; i < members.size(); ++i)
+    for (int a : ancestors[i]) first.emplace(a, i);
+  std::vector<std::vector<size_t>> key(members.size());
+  for (size_t i = 0; i < members.size(); ++i) {
+    for (int a : ancestors[i]) key[i].push_back(first.at(a));
+    key[i].push_back(i);
+  }
+  std::vector<size_t> idx(members.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return key[a] < key[b]; });
+  std::vector<int> out;
+  for (size_t i : idx) out.push_back(members[i]);
+  return out;
+}
+
 const topo::Route& CollectivePlanner::route(int a, int b) {
   auto it = routes_.find({a, b});
   if (it == routes_.end()) it = routes_.emplace(std::make_pair(a, b), topo::route(topo_, a, b, /*nccl_paths=*/true, pxn_proxies_.empty() ? nullptr : &pxn_proxies_)).first;
@@ -527,13 +563,14 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
   std::vector<std::vector<int>> local;
   std::vector<std::vector<Ring>> local_rings;
   for (int m : machine_ids) {
-    auto members = by_machine[m];
+    const auto members = system_order(by_machine[m]);
     std::vector<std::vector<int>> candidates;
     if (members.size() <= kExhaustiveLimit && members.size() > 2) {
-      // Every order from the first member, the rank order first: among rings that fit as
-      // well, the one nearest the rank order is taken, as NCCL's search visits GPUs in index
-      // order (ranks, not node ids: placed gpu4-7 then gpu0-3, the ring is 4 5 6 7 0 1 2 3,
-      // and a broadcast from gpu4 crosses the sockets once in its chain, as from gpu0).
+      // Every order from the first member, NCCL's system order first: among rings that fit
+      // as well, the one nearest that order is taken, as NCCL's search first tries the GPUs
+      // in that order (FORCED_ORDER_PCI in search.cc). Placed gpu4-7 then gpu0-3, the ring is
+      // 4 5 6 7 0 1 2 3, and a broadcast from gpu4 crosses the sockets once in its chain, as
+      // from gpu0; placed gpu0,gpu4,gpu1,gpu5, it is 0 1 4 5 and crosses twice, not 4 times.
       std::vector<size_t> rest(members.size() - 1);
       for (size_t k = 0; k < rest.size(); ++k) rest[k] = k + 1;
       do {

@@ -167,6 +167,8 @@ class CollectivePlanner {
   CollectivePlan plan(collective::Kind kind, double in_bytes, const std::vector<int>& gpus, const TunerChoices& choices);
 
   const topo::Route& route(int a, int b);
+  // A machine's members (rank order) in NCCL's system order: see collectives.cpp.
+  std::vector<int> system_order(const std::vector<int>& members) const;
   // Whether NCCL would run NVLS on these GPUs (one machine on NVSwitch gen3+; see Structure).
   bool nvls_available(const std::vector<int>& gpus) { return gpus.size() >= 3 && structure(gpus).nvls; }
   // Whether NCCL would run NVLS_TREE on these GPUs (machines on NVSwitch gen3+; see Structure).

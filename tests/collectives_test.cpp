@@ -283,18 +283,25 @@ TEST(CollectivePlanner, MultiNodeUsesEveryRailAndTrees) {
   EXPECT_EQ(pb.plan(Kind::all_reduce, 8 << 20, big.gpus()).link_class, collective::LinkClass::network);
 }
 
-// The same GPUs placed in mirror order (gpu4-7 then gpu0-3 of a two-socket PCIe box, P2P
-// off): an 8-byte broadcast from the first takes as long as from gpu0. Its ring follows the
-// rank order among equally good rings (4 5 6 7 0 1 2 3), so its chain crosses the sockets
-// once, as from gpu0; the first rings by node id (4 0 1 2 3 5 6 7) crossed twice: 35.6
-// against 33.4 us.
-TEST(CollectiveCommand, MirrorPlacementsTakeTheSameTime) {
+// The same GPUs placed in mirror or interleaved order (gpu4-7 then gpu0-3, or the sockets
+// alternating, of a two-socket PCIe box, P2P off) take as long as in node order, 8 bytes:
+// NCCL's ring goes through its system order (GPUs grouped by socket and switch, in the order
+// the ranks first reach them), whatever the rank order. Mirror: ring 4 5 6 7 0 1 2 3, whose
+// chain from gpu4 crosses the sockets once, as from gpu0 (the first ring by node id, 4 0 1 2
+// 3 5 6 7, crossed twice: 35.6 against 33.4 us). Interleaved: ring 0 1 2 3 4 5 6 7, two
+// crossings; the rank order crossed at every hop (an all-reduce 87.2 against 65.2 us).
+TEST(CollectiveCommand, MirrorAndInterleavedPlacementsTakeTheSameTime) {
   for (const char* op : {"broadcast", "reduce", "all_reduce"}) {
     const std::string base = std::string("--op ") + op + " --bytes 8 --topology pcie-8gpu-gen3 --p2p off --placement ";
     const auto a = composim::testing::collective_row(base + "gpu0,gpu1,gpu2,gpu3,gpu4,gpu5,gpu6,gpu7");
     const auto b = composim::testing::collective_row(base + "gpu4,gpu5,gpu6,gpu7,gpu0,gpu1,gpu2,gpu3");
+    const auto c = composim::testing::collective_row(base + "gpu0,gpu4,gpu1,gpu5,gpu2,gpu6,gpu3,gpu7");
+    const auto d = composim::testing::collective_row(base + "gpu4,gpu0,gpu5,gpu1,gpu6,gpu2,gpu7,gpu3");
     EXPECT_EQ(a.at(5), b.at(5)) << op;
+    EXPECT_EQ(a.at(5), c.at(5)) << op;
+    EXPECT_EQ(a.at(5), d.at(5)) << op;
   }
+  EXPECT_NEAR(std::stod(composim::testing::collective_row("--op all_reduce --bytes 8 --topology pcie-8gpu-gen3 --p2p off").at(5)), 65.2, 0.05);
 }
 
 // End to end through the command: two GPUs under one switch, 256 MiB, ring/Simple forced:
