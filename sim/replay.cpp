@@ -571,10 +571,21 @@ void Replay::Impl::setup() {
     rank_workload.assign(nranks, 0);
   } else {
     for (size_t i = 1; i < workloads.size(); ++i)
-      if (workloads[i].world_size != workloads[0].world_size)
+      if (workloads[i].world_size != workloads[0].world_size) {
+        // A trace without distributedInfo has a world size only by default (1, or its
+        // largest group): named as such, not as if it gave one.
+        auto given = [](const Workload& x) { return x.world_size_given; };
+        const Workload& odd = !given(workloads[i]) || given(workloads[0]) ? workloads[i] : workloads[0];
+        const Workload& other = &odd == &workloads[i] ? workloads[0] : workloads[i];
+        if (!given(odd))
+          input_error(odd.source, "distributedInfo.world_size",
+                      "absent, so the trace is taken as a job of " + std::to_string(odd.world_size) + " rank(s)" +
+                          (odd.world_size_from_groups ? " (its largest process group)" : "") + ", where " + other.source + " gives " +
+                          std::to_string(other.world_size) + ": with several traces, each must give its world size (the PyTorch profiler writes distributedInfo in a distributed job)");
         input_error(workloads[i].source, workloads[i].format == "composim-ir" ? "world_size" : "distributedInfo.world_size",
                     "world size " + std::to_string(workloads[i].world_size) + " differs from " + std::to_string(workloads[0].world_size) +
                         " in " + workloads[0].source + ": the traces are not of one job");
+      }
     std::stable_sort(workloads.begin(), workloads.end(), [](const Workload& a, const Workload& b) { return a.rank < b.rank; });
     for (size_t i = 1; i < workloads.size(); ++i)
       if (workloads[i].rank == workloads[i - 1].rank) {
@@ -637,6 +648,16 @@ void Replay::Impl::match_collectives() {
   instance_of.resize(nranks);
   std::map<std::tuple<std::string, int, std::uint64_t>, std::int32_t> by_key;
   std::map<int, int> slot_of_rank;  // a trace's rank -> its slot (traces given one per rank)
+  // Given traces: the groups each process group name has (member slots, sorted; the first
+  // rank to give it), in the order found. Disjoint groups may share a name: some PyTorch
+  // releases named split_group's subgroups (a DeviceMesh's rows and columns) by a counter of
+  // splits, not of groups, so [0,1] and [2,3] are both "1". A rank is in one group of a name.
+  struct NamedGroup {
+    std::vector<int> members;
+    int first_slot;
+    int captured;
+  };
+  std::map<std::string, std::vector<NamedGroup>> groups_of_name;
   if (!replicated)
     for (int m = 0; m < nranks; ++m) slot_of_rank.emplace(workloads[rank_workload[m]].rank, m);
   // "all_reduce of 12.0 MiB", with the exact bytes where two sizes would read the same.
@@ -706,11 +727,17 @@ void Replay::Impl::match_collectives() {
         }
       } else if (comm.ranks.empty()) {
         // No rank list: the group is every trace given, unless the trace says it is larger
-        // (its "Group size"), when its other members' traces are missing, as with a list.
-        if (c.group_size > nranks)
+        // (its "Group size", or without one the job's world size: a group the trace does
+        // not size or list is the whole job, as when it is replicated), when its other
+        // members' traces are missing, as with a list.
+        const int group_size = c.group_size > 0 ? c.group_size : (w.world_size_from_groups ? 0 : w.world_size);
+        if (group_size > nranks)
           input_error(w.source, "collective " + std::string(collective::to_string(c.kind)) + " #" + std::to_string(c.seq) + " of communicator \"" +
                                     comm.name + "\"",
-                      "has \"Group size\" " + std::to_string(c.group_size) + " but only " + std::to_string(nranks) +
+                      (c.group_size > 0 ? "has \"Group size\" " + std::to_string(c.group_size)
+                                        : "gives neither its group's ranks nor its size, so it spans the job's " + std::to_string(w.world_size) +
+                                              " ranks (" + (w.format == "composim-ir" ? "world_size" : "distributedInfo.world_size") + ")") +
+                          " but only " + std::to_string(nranks) +
                           " traces are given: its other members have no trace (give every member's trace, or one trace to replicate)");
         for (int m = 0; m < nranks; ++m) members.push_back(m);
       } else {
@@ -723,6 +750,24 @@ void Replay::Impl::match_collectives() {
           members.push_back(found->second);
         }
         std::sort(members.begin(), members.end());
+        auto& groups = groups_of_name[comm.name];
+        const int captured = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
+        auto same = std::find_if(groups.begin(), groups.end(), [&](const NamedGroup& x) { return x.members == members; });
+        if (same == groups.end()) {
+          // Overlapping but different: the traces disagree on who is in the group.
+          for (const auto& other : groups) {
+            std::vector<int> both;
+            std::set_intersection(members.begin(), members.end(), other.members.begin(), other.members.end(), std::back_inserter(both));
+            if (!both.empty())
+              input_error(w.source, "rank " + std::to_string(w.rank) + ", collective #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\"",
+                          "mismatched communicator: this rank's trace gives it ranks [" + rank_list(members) + "] (group size " + std::to_string(captured) +
+                              "), rank " + std::to_string(rank_id(other.first_slot)) + "'s ranks [" + rank_list(other.members) + "] (group size " +
+                              std::to_string(other.captured) + ")");
+          }
+          groups.push_back({members, r, captured});
+          same = std::prev(groups.end());
+        }
+        block = static_cast<int>(same - groups.begin());
       }
       auto key = std::make_tuple(comm.name, block, c.seq);
       auto [it, inserted] = by_key.emplace(key, static_cast<std::int32_t>(instances.size()));
@@ -812,12 +857,37 @@ void Replay::Impl::match_collectives() {
                           rank_list(inst.member_slots) + "] (group size " + std::to_string(inst.captured_ranks) + ")");
         // Collectives are paired by their order in each trace: traces of different profiler
         // windows with as many collectives would pair one step's with another's.
-        if (step && inst.step && *step != *inst.step)
+        if (step && inst.step && *step != *inst.step) {
+          // Traces of the same steps: a step where the two launch a different number of
+          // collectives on this communicator holds the missing or extra one.
+          const Workload& theirs_w = workloads[rank_workload[inst.step_rank]];
+          auto step_names = [](const Workload& x) {
+            std::vector<std::string> names;
+            for (const auto& it : x.iterations) names.push_back(it.name);
+            return names;
+          };
+          auto count_in = [&](const Workload& x, const std::string& name) {
+            return std::count_if(x.collectives.begin(), x.collectives.end(), [&](const trace::Collective& o) {
+              const std::string* at = step_of(x, o);
+              return x.communicators[o.communicator].name == comm.name && at && *at == name;
+            });
+          };
+          std::string why;
+          if (step_names(w) == step_names(theirs_w))
+            for (const auto& it : w.iterations)
+              if (const auto mine_n = count_in(w, it.name), theirs_n = count_in(theirs_w, it.name); mine_n != theirs_n) {
+                why = ": in " + it.name + " this rank launches " + std::to_string(mine_n) + " collectives on communicator \"" + comm.name + "\", rank " +
+                      std::to_string(rank_id(inst.step_rank)) + " launches " + std::to_string(theirs_n) + " (" + theirs_w.source +
+                      "): one is missing or extra there, and the later ones pair wrongly";
+                break;
+              }
           input_error(w.source, place,
-                      "this rank launches it in " + *step + ", rank " + std::to_string(rank_id(inst.step_rank)) + " in " + *inst.step + " (" +
-                          workloads[rank_workload[inst.step_rank]].source +
-                          "): collectives are matched by their order in each trace, so the traces must cover the same steps (give traces of "
-                          "one profiler schedule)");
+                      "this rank launches it in " + *step + ", rank " + std::to_string(rank_id(inst.step_rank)) + " in " + *inst.step +
+                          (why.empty() ? " (" + theirs_w.source +
+                                             "): collectives are matched by their order in each trace, so the traces must cover the same steps (give "
+                                             "traces of one profiler schedule)"
+                                       : why));
+        }
       }
       Instance& inst = instances[it->second];
       if (!inst.step) inst.step = step, inst.step_rank = r;
@@ -848,10 +918,16 @@ void Replay::Impl::match_collectives() {
     // merely lacks this collective, is a missing collective, not a misnamed group.
     std::string elsewhere;
     const Workload& wm = workloads[rank_workload[missing.front()]];
+    // Members the importer took as consecutive ranks (the trace gave only the group's size)
+    // may be wrong: say so first.
+    for (const auto& comm : w0.communicators)
+      if (comm.name == inst.comm_name && comm.ranks_guessed)
+        elsewhere = "; rank " + std::to_string(w0.rank) + "'s trace gives only the size of process group \"" + comm.name + "\", whose members were taken as the consecutive ranks [" +
+                    std::to_string(comm.ranks.front()) + ".." + std::to_string(comm.ranks.back()) + "]: give traces that list them (\"Process Group Ranks\")";
     const bool has_comm =
         std::any_of(wm.collectives.begin(), wm.collectives.end(), [&](const auto& c) { return wm.communicators[c.communicator].name == inst.comm_name; });
     for (const auto& c : wm.collectives)
-      if (!has_comm && c.kind == inst.kind && static_cast<double>(c.in_bytes) == inst.in_bytes && wm.communicators[c.communicator].name != inst.comm_name) {
+      if (elsewhere.empty() && !has_comm && c.kind == inst.kind && static_cast<double>(c.in_bytes) == inst.in_bytes && wm.communicators[c.communicator].name != inst.comm_name) {
         elsewhere = "; rank " + std::to_string(wm.rank) + "'s trace (" + wm.source + ") has " + std::string(collective::to_string(c.kind)) +
                     "s of this size on communicator \"" + wm.communicators[c.communicator].name +
                     "\" instead: do the traces name the process group alike (\"Process Group Name\")?";

@@ -1022,6 +1022,121 @@ TEST(Cli, BadInputCommunicatorMembersDifferBetweenTraces) {
       << r.err;
 }
 
+// A 4-rank job's trace of `rank`: one 4 MiB all-reduce per entry of `per_step` (that many in
+// each ProfilerStep), on process group `name` of `members` (empty: no "Process Group Ranks";
+// `group_size` 0: no "Group size"); `world_size` 0 leaves distributedInfo out.
+json rank_trace(int rank, int world_size, const std::string& name, const json& members, int group_size, const std::vector<int>& per_step = {1}) {
+  json ev = json::array();
+  double t = 0;
+  int corr = 0;
+  for (size_t s = 0; s < per_step.size(); ++s) {
+    const double start = t;
+    for (int k = 0; k < per_step[s]; ++k) {
+      ++corr;
+      ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 1}, {"tid", 1}, {"ts", t + 5}, {"dur", 5},
+                    {"args", {{"correlation", corr}}}});
+      json args = {{"device", 0}, {"stream", 7}, {"correlation", corr}, {"Collective name", "allreduce"}, {"In msg nelems", 1048576},
+                   {"Out msg nelems", 1048576}, {"dtype", "Float"}, {"Process Group Name", name}};
+      if (!members.empty()) args["Process Group Ranks"] = members.dump();
+      if (group_size > 0) args["Group size"] = group_size;
+      ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"},
+                    {"pid", 0}, {"tid", 7}, {"ts", t + 20}, {"dur", 100}, {"args", args}});
+      t += 200;
+    }
+    t += 50;
+    ev.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", "ProfilerStep#" + std::to_string(s + 1)}, {"pid", 1}, {"tid", 1},
+                  {"ts", start}, {"dur", t - start}, {"args", json::object()}});
+  }
+  json t_out = {{"schemaVersion", 1}, {"deviceProperties", json::array({{{"id", 0}, {"name", "Tesla V100-PCIE-32GB"}}})}, {"traceEvents", ev}};
+  if (world_size > 0) t_out["distributedInfo"] = {{"backend", "nccl"}, {"rank", rank}, {"world_size", world_size}};
+  return t_out;
+}
+
+// Disjoint process groups of one name (a DeviceMesh's rows, which some PyTorch releases
+// named by a counter of splits, not of groups): ranks 0-1 all-reduce in "1" = [0,1], ranks
+// 2-3 in "1" = [2,3]. Each pair is a collective of its own, exactly as under two names.
+TEST(Cli, DisjointGroupsMayShareAName) {
+  TempDir tmp;
+  auto run = [&](const std::string& tag, const std::string& second_name) {
+    std::string args = "run --topology dgx-a100";
+    for (int rank = 0; rank < 4; ++rank) {
+      const json members = rank < 2 ? json::array({0, 1}) : json::array({2, 3});
+      args += " --trace " + q(tmp.write(tag + std::to_string(rank) + ".json", rank_trace(rank, 4, rank < 2 ? "1" : second_name, members, 2).dump()));
+    }
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("4 rank(s)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" 2 collectives"), std::string::npos) << r.out;
+    return summary_without_wall_time(r.out);
+  };
+  const std::string same = run("same", "1"), two = run("two", "2");
+  EXPECT_NE(same, "");
+  EXPECT_EQ(same, two);
+}
+
+// Two of a 4-rank job's traces whose all-reduce names neither its group's ranks nor its
+// size: the group is the job (as when one trace is replicated), so ranks 2 and 3 are
+// missing. It was replayed as a 2-rank all-reduce, faster, with only a note.
+TEST(Cli, BadInputUnlistedGroupNeedsEveryRanksTrace) {
+  TempDir tmp;
+  const std::string r0 = tmp.write("r0.json", rank_trace(0, 4, "0", json::array(), 0).dump());
+  const std::string r1 = tmp.write("r1.json", rank_trace(1, 4, "0", json::array(), 0).dump());
+  const CliResult r = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100");
+  expect_input_error(r, r0);
+  EXPECT_NE(r.err.find("collective all_reduce #0 of communicator \"0\": gives neither its group's ranks nor its size, so it spans the job's 4 "
+                       "ranks (distributedInfo.world_size) but only 2 traces are given"),
+            std::string::npos)
+      << r.err;
+}
+
+// Both traces have ProfilerStep#1-3; rank 1 launches one all-reduce fewer in step 2. The
+// error names that step and both counts, not the traces' profiler windows.
+TEST(Cli, BadInputMissingCollectiveNamesItsStep) {
+  TempDir tmp;
+  const json members = json::array({0, 1});
+  const std::string r0 = tmp.write("r0.json", rank_trace(0, 2, "0", members, 2, {2, 2, 2}).dump());
+  const std::string r1 = tmp.write("r1.json", rank_trace(1, 2, "0", members, 2, {2, 1, 2}).dump());
+  const CliResult r = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100");
+  expect_input_error(r, r1);
+  EXPECT_NE(r.err.find("this rank launches it in ProfilerStep#3, rank 0 in ProfilerStep#2: in ProfilerStep#2 this rank launches 1 collectives on "
+                       "communicator \"0\", rank 0 launches 2 (" + r0 + "): one is missing or extra there"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("profiler schedule"), std::string::npos) << r.err;
+}
+
+// A trace without distributedInfo next to one with it: the error names the absent key, not a
+// world size the trace never gave.
+TEST(Cli, BadInputWorldSizeAbsentIsNamedSo) {
+  TempDir tmp;
+  const json members = json::array({0, 1});
+  const std::string r0 = tmp.write("r0.json", rank_trace(0, 2, "0", members, 2).dump());
+  const std::string r1 = tmp.write("r1.json", rank_trace(1, 0, "0", json::array(), 0).dump());
+  const CliResult r = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology dgx-a100");
+  expect_input_error(r, r1);
+  EXPECT_NE(r.err.find(r1 + ": distributedInfo.world_size: absent, so the trace is taken as a job of 1 rank(s), where " + r0 + " gives 2"),
+            std::string::npos)
+      << r.err;
+}
+
+// Groups given only by their size are taken as consecutive ranks; when that guess leaves a
+// collective unmatched (the real groups were strided: {0,2} and {1,3}), the error says so.
+TEST(Cli, BadInputGuessedGroupMembersAreNamed) {
+  TempDir tmp;
+  std::string args = "run --topology dgx-a100";
+  std::vector<std::string> paths;
+  for (int rank = 0; rank < 4; ++rank) {
+    paths.push_back(tmp.write("r" + std::to_string(rank) + ".json", rank_trace(rank, 4, rank % 2 ? "2" : "1", json::array(), 2).dump()));
+    args += " --trace " + q(paths.back());
+  }
+  const CliResult r = run_cli(args);
+  expect_input_error(r, paths[0]);
+  EXPECT_NE(r.err.find("rank 0's trace gives only the size of process group \"1\", whose members were taken as the consecutive ranks [0..1]: give traces "
+                       "that list them (\"Process Group Ranks\")"),
+            std::string::npos)
+      << r.err;
+}
+
 // Rank 0 launches an all-reduce on process group "0" and then one on "1"; rank 1 in the
 // other order, on one stream each: each waits for the other. Found when the replay stops,
 // and the error says which ranks wait in which collective for which.

@@ -567,6 +567,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   w.format = "kineto";
   bool has_distributed_info = false;
   w.rank_known = false;
+  w.world_size_given = false;
   if (doc.is_object()) {
     if (auto it = doc.find("distributedInfo"); it != doc.end() && it->is_object()) {
       has_distributed_info = true;
@@ -574,6 +575,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       const std::int64_t rank = checked_int(*it, "rank", path, "distributedInfo", 0, 0, world - 1);
       w.rank = static_cast<int>(rank);
       w.rank_known = it->contains("rank");
+      w.world_size_given = it->contains("world_size");
       w.world_size = static_cast<int>(world);
       if (auto pg = it->find("pg_config"); pg != it->end() && pg->is_array()) {
         for (size_t pi = 0; pi < pg->size(); ++pi) {
@@ -1094,6 +1096,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
                       " consecutive ranks cannot make up the job");
     const int first = w.rank / size * size;
     for (int m = first; m < first + size; ++m) comm.ranks.push_back(m);
+    comm.ranks_guessed = true;
     const std::string list = size <= 4 ? "[" + rank_list_text(comm.ranks) + "]"
                                        : "[" + std::to_string(first) + ", " + std::to_string(first + 1) + ", ..., " + std::to_string(first + size - 1) + "]";
     if (auto sh = shown_ranks.find(static_cast<std::int32_t>(ci)); sh != shown_ranks.end())

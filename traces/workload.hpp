@@ -74,6 +74,7 @@ struct GpuOp {
 struct Communicator {
   std::string name;        // process group name ("0") or "world"
   std::vector<int> ranks;  // global ranks; empty means all ranks of the job
+  bool ranks_guessed = false;  // the trace gives only the group's size: ranks are consecutive ones
 };
 
 struct Collective {
@@ -103,6 +104,7 @@ struct Workload {
   int rank = 0;
   bool rank_known = true;  // false: the trace does not give its rank (taken as 0)
   int world_size = 1;
+  bool world_size_given = true;  // false: the trace does not give its world size (distributedInfo.world_size)
   bool world_size_from_groups = false;  // no distributedInfo: world_size is the collectives' largest group size
   std::vector<std::string> notes;       // what the importer left out or inferred, for the user (not in IR files)
   std::string gpu_model;
