@@ -724,6 +724,13 @@ void Replay::Impl::match_collectives() {
           }
           block = layout->second.group_of[static_cast<size_t>(r)];
           members = layout->second.groups[static_cast<size_t>(block)];
+          // Scaled (--ranks), only the whole job's collectives gain members: a data-parallel
+          // group that is a sub-group (across tensor-parallel ranks) keeps its size too.
+          if (nranks != w.world_size && r == 0)
+            notes.insert(w.source + ": communicator \"" + comm.name + "\" (ranks [" + rank_list(comm.ranks) + "]) keeps its " + std::to_string(group_size) +
+                         " members on " + std::to_string(nranks) + " ranks, copied " + std::to_string(nranks / group_size) +
+                         " times: --ranks adds members only to collectives over the whole job, so a data-parallel group that is a sub-group "
+                         "(across tensor-parallel ranks) does not grow");
         }
       } else if (comm.ranks.empty()) {
         // No rank list: the group is every trace given, unless the trace says it is larger

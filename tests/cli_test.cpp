@@ -1074,6 +1074,21 @@ TEST(Cli, DisjointGroupsMayShareAName) {
   EXPECT_EQ(same, two);
 }
 
+// One trace of a 4-rank job replicated to 8 (--ranks): its all-reduce over the sub-group
+// [0, 2] keeps 2 members, copied 4 times, and the run says so (a data-parallel group across
+// tensor-parallel ranks does not grow); the same all-reduce over the whole job gains members.
+TEST(Cli, ScaledSubGroupKeepsItsSizeWithANote) {
+  TempDir tmp;
+  const std::string sub = tmp.write("sub.json", rank_trace(0, 4, "2", json::array({0, 2}), 2).dump());
+  CliResult r = run_cli("run --trace " + q(sub) + " --ranks 8 --topology dgx-a100");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("note: " + sub + ": communicator \"2\" (ranks [0,2]) keeps its 2 members on 8 ranks, copied 4 times"), std::string::npos) << r.out;
+  const std::string world = tmp.write("world.json", rank_trace(0, 4, "0", json::array({0, 1, 2, 3}), 4).dump());
+  r = run_cli("run --trace " + q(world) + " --ranks 8 --topology dgx-a100");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("keeps its"), std::string::npos) << r.out;
+}
+
 // Two of a 4-rank job's traces whose all-reduce names neither its group's ranks nor its
 // size: the group is the job (as when one trace is replicated), so ranks 2 and 3 are
 // missing. It was replayed as a 2-rank all-reduce, faster, with only a note.
