@@ -658,6 +658,8 @@ void Replay::Impl::match_collectives() {
     int captured;
   };
   std::map<std::string, std::vector<NamedGroup>> groups_of_name;
+  std::map<std::pair<std::string, std::vector<int>>, int> block_of_group;  // (name, members) -> its index there
+  std::map<std::pair<int, std::int32_t>, int> block_of_comm;                 // (rank slot, communicator) -> its block
   if (!replicated)
     for (int m = 0; m < nranks; ++m) slot_of_rank.emplace(workloads[rank_workload[m]].rank, m);
   // "all_reduce of 12.0 MiB", with the exact bytes where two sizes would read the same.
@@ -757,10 +759,14 @@ void Replay::Impl::match_collectives() {
           members.push_back(found->second);
         }
         std::sort(members.begin(), members.end());
-        auto& groups = groups_of_name[comm.name];
-        const int captured = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
-        auto same = std::find_if(groups.begin(), groups.end(), [&](const NamedGroup& x) { return x.members == members; });
-        if (same == groups.end()) {
+        auto [cached, first_use] = block_of_comm.try_emplace(std::make_pair(r, c.communicator), 0);
+        if (!first_use) {
+          block = cached->second;
+        } else if (auto [known, fresh] = block_of_group.try_emplace(std::make_pair(comm.name, members), 0); !fresh) {
+          block = cached->second = known->second;
+        } else {
+          auto& groups = groups_of_name[comm.name];
+          const int captured = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
           // Overlapping but different: the traces disagree on who is in the group.
           for (const auto& other : groups) {
             std::vector<int> both;
@@ -771,10 +777,9 @@ void Replay::Impl::match_collectives() {
                               "), rank " + std::to_string(rank_id(other.first_slot)) + "'s ranks [" + rank_list(other.members) + "] (group size " +
                               std::to_string(other.captured) + ")");
           }
+          block = cached->second = known->second = static_cast<int>(groups.size());
           groups.push_back({members, r, captured});
-          same = std::prev(groups.end());
         }
-        block = static_cast<int>(same - groups.begin());
       }
       auto key = std::make_tuple(comm.name, block, c.seq);
       auto [it, inserted] = by_key.emplace(key, static_cast<std::int32_t>(instances.size()));
