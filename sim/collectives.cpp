@@ -946,6 +946,23 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     for (auto& t : s.trees)
       for (const auto* edges : {&t.edges, &t.twin_edges}) t.trip_s_per_B = std::max(t.trip_s_per_B, up_down_s(*edges, hop_s_per_B));
   }
+  // NCCL's typeInter: the worst path from a ring's GPU to the NIC it leaves through. A host
+  // (CPU) on the way is PATH_PHB or worse; a GPU relaying over NVLink (PXN) is PATH_PXN;
+  // PCIe switches alone are PATH_PXB or better.
+  if (s.machines > 1)
+    for (const auto& r : s.rings)
+      for (size_t i = 0; i < r.order.size(); ++i) {
+        const int a = r.order[i], b = r.order[(i + 1) % r.order.size()];
+        if (machine_key(a) == machine_key(b)) continue;
+        int type = 0;
+        for (int node : route(a, b).transit) {
+          const auto kind = topo_.nodes()[node].type;
+          if (kind == topo::NodeType::nic) break;
+          if (kind == topo::NodeType::host) type = 2;
+          else if (kind == topo::NodeType::gpu) type = std::max(type, 1);
+        }
+        s.inter_path = std::max(s.inter_path, type);
+      }
   return structures_.emplace(gpus, std::move(s)).first->second;
 }
 
@@ -989,7 +1006,9 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
 // All-to-all. Inside a machine: one flow per GPU pair. Across machines of equal size with
 // one NIC per GPU (rail-optimised), as NCCL does with PXN: a GPU first sends, over NVLink,
 // what it has for the GPUs at local position k of other machines to its own machine's GPU
-// k, which sends it on rail k. The network part is aggregated: per (source GPU, group of
+// k, which sends it on rail k (where the route has no PXN, each GPU sends its own through
+// its NIC; the network flows are the same, but a GPU's traffic to other rails is taken to
+// stay on its rail, so a spine's load is then too low). The network part is aggregated: per (source GPU, group of
 // destination machines) one flow to a representative GPU of the group; NIC loads are those
 // of the N^2 flows and every NIC receives as much as it would, with far fewer flows (up to
 // 8 groups). Approximation: traffic to a group crosses the network on the representative's
@@ -1003,6 +1022,8 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
 // has only with NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (default 0; transport/net.cc): across
 // machines, point-to-point runs Simple at every size. NCCL_PROTO does not apply.
 constexpr double kP2pLLThreshold_B = 16384;
+// The most GPU pairs an all-to-all across machines simulates as pairwise flows (128 GPUs).
+constexpr double kPairwiseAllToAllFlows = 16384;
 
 Protocol p2p_protocol(double bytes_per_peer, bool network) {
   return bytes_per_peer <= kP2pLLThreshold_B && !network ? Protocol::ll : Protocol::simple;
@@ -1021,7 +1042,12 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
   const double eff = collective::protocol_efficiency(p.protocol, Kind::all_to_all, M > 1);
   const double unit = in_bytes / n / eff;  // bytes from one GPU to one other GPU
   std::map<std::pair<int, int>, double> merged;
-  if (M == 1 || !uniform) {
+  // Pairwise flows are exact: each shares its links with the others as one of the N^2 it
+  // stands for, and its route relays through a GPU on the peer's rail where NCCL does (PXN).
+  // Aggregated, a GPU's one network flow per group gets a single flow's share where it meets
+  // its machine's flows (under PCIe sharing per flow, 20-25% slower on 2 hosts of 4 GPUs).
+  // So machines are aggregated only past kPairwiseAllToAllFlows.
+  if (M == 1 || !uniform || static_cast<double>(n) * (n - 1) <= kPairwiseAllToAllFlows) {
     // Pairwise flows cost more than their number (SimGrid 3.32 rescans its list of
     // communications as each one ends): 65,280 flows (256 GPUs) take about 16 s per size,
     // 159,600 (400) about 4 minutes, 1,000 GPUs hours. Refused up front past 100,000.
@@ -1035,11 +1061,19 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
       for (int b : gpus)
         if (a != b) merged[{a, b}] += unit;
   } else {
-    for (int m : machine_ids) {
-      const auto& local = by_machine[m];
+    for (size_t mi = 0; mi < M; ++mi) {
+      const auto& local = by_machine[machine_ids[mi]];
+      const auto& next = by_machine[machine_ids[(mi + 1) % M]];
       for (size_t i = 0; i < L; ++i)
-        for (size_t k = 0; k < L; ++k)
-          if (i != k) merged[{local[i], local[k]}] += unit * static_cast<double>(M);  // own machine + forwarded
+        for (size_t k = 0; k < L; ++k) {
+          if (i == k) continue;
+          // Its own machine's share, and, where NCCL relays (PXN: the route to a remote GPU
+          // on rail k leaves through local GPU k over NVLink), what goes to rail k of the
+          // other machines. Without PXN (no NVLink, P2P off, or one NIC for all) each GPU
+          // sends its own through its NIC: the network flows below are then its own.
+          const bool pxn = route(local[i], next[k]).pxn;
+          merged[{local[i], local[k]}] += unit * (pxn ? static_cast<double>(M) : 1.0);
+        }
     }
     // Group g of source machine mi covers destination machines mi+1+g*block ... (mod M);
     // its representative is mi+1+g*block, so in each group every machine receives exactly
@@ -1177,11 +1211,14 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
     for (Protocol pr : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
       if (!choices.allows(pr)) continue;
       // NCCL enables LL128 by default only over direct NVLink inside machines (not through
-      // an intermediate GPU: typeIntra <= PATH_NVL, NCCL 2.14-2.18.1), on GPUs of one compute
-      // capability among 7.0, 8.0 and 9.0 (tuning.cc: other cases "may cause silent data
-      // corruption"); a protocol the user or the trace names is kept.
+      // an intermediate GPU: typeIntra <= PATH_NVL, NCCL 2.14-2.18.1), across machines only
+      // where each GPU reaches its NIC without crossing a CPU (typeInter <= PATH_PXB, or
+      // PATH_PXN on compute capability 9.0+), on GPUs of one compute capability among 7.0,
+      // 8.0 and 9.0 (tuning.cc: other cases "may cause silent data corruption"); a protocol
+      // the user or the trace names is kept.
       if (!choices.named(pr) && pr == Protocol::ll128 &&
-          !(s.intra_nvlink && s.uniform_compute_capability && (s.compute_capability == 70 || s.compute_capability == 80 || s.compute_capability == 90)))
+          !(s.intra_nvlink && (s.inter_path == 0 || (s.inter_path == 1 && s.compute_capability >= 90)) && s.uniform_compute_capability &&
+            (s.compute_capability == 70 || s.compute_capability == 80 || s.compute_capability == 90)))
         continue;
       double t;
       if (a == Algorithm::ring) {

@@ -304,6 +304,47 @@ TEST(CollectiveCommand, MirrorAndInterleavedPlacementsTakeTheSameTime) {
   EXPECT_NEAR(std::stod(composim::testing::collective_row("--op all_reduce --bytes 8 --topology pcie-8gpu-gen3 --p2p off").at(5)), 65.2, 0.05);
 }
 
+// All-to-all over 2 hosts of 4 GPUs each in one chassis, composed (host0=gpu0-3,
+// host1=gpu8-11), 1 GiB: no NVLink, one NIC per host, so no GPU relays another's traffic
+// (NCCL's PXN needs NVLink). S = 2^30, each GPU sends S/8 to each of 7 peers.
+// - P2P off, 100 GbE: each NIC carries 4 GPUs x 4 remote peers x S/8 = 2S, at 100 Gb/s x
+//   64/66 (12.12 GB/s): 177.2 ms (composim gave 251.7 ms when it relayed as PXN does).
+// - P2P on, 400 GbE NICs: each host's x16 Gen4 uplink (26.33 GB/s) carries the same 2S:
+//   81.6 ms (122.4 ms relayed, and 102.0 with one aggregated flow per GPU for its remote
+//   peers, which got one flow's share of the GPU's link against its 3 local flows).
+TEST(CollectiveCommand, AllToAllAcrossComposedHostsIsNotRelayed) {
+  const double S = 1073741824.0;
+  const std::string compose = " --compose host0=gpu0-3,host1=gpu8-11";
+  auto off = composim::testing::collective_row("--op all_to_all --bytes 1G --topology composable-falcon4016 --p2p off" + compose);
+  EXPECT_NEAR(std::stod(off.at(5)), 2 * S / (100e9 / 8 * 64 / 66) * 1e6, 50) << off.at(5);  // + ~21 us of latency
+  composim::testing::TempDir d;
+  auto doc = nlohmann::json::parse(std::ifstream(composim::testing::source_dir() + "/topologies/shipped/composable-falcon4016.json"));
+  for (auto& l : doc["links"])
+    if (l.value("type", "") == "ethernet") l["rate_Gbps"] = 400;
+  const std::string nic400 = d.path() + "/nic400.json";
+  std::ofstream(nic400) << doc.dump();
+  auto on = composim::testing::collective_row("--op all_to_all --bytes 1G --topology " + nic400 + compose);
+  const double uplink_Bps = 16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.914;  // x16 Gen4, pcie.link.efficiency
+  EXPECT_NEAR(std::stod(on.at(5)), 2 * S / uplink_Bps * 1e6, 0.005 * 2 * S / uplink_Bps * 1e6) << on.at(5);
+}
+
+// LL128 across machines needs every ring GPU to reach its NIC without crossing a CPU (NCCL's
+// typeInter <= PATH_PXB). One A100 per host of the chassis reaches its host's NIC through
+// the host: NCCL keeps LL and Simple (composim took LL128 from 64 to 512 KiB: 36.2 us at 128
+// KiB where LL takes 55.0). Two DGX A100s, each GPU with its NIC under its own PCIe switch,
+// keep LL128.
+TEST(CollectiveCommand, Ll128AcrossMachinesNeedsNicsBehindSwitches) {
+  for (const char* size : {"64K", "128K", "256K", "512K"}) {
+    const auto r = composim::testing::collective_row(std::string("--op all_reduce --bytes ") + size +
+                                                     " --topology composable-falcon4016 --compose host0=gpu0,host1=gpu8");
+    EXPECT_NE(r.at(9), "LL128") << size;
+  }
+  bool ll128 = false;
+  for (const char* size : {"64K", "256K", "1M", "4M"})
+    ll128 = ll128 || composim::testing::collective_row(std::string("--op all_reduce --bytes ") + size + " --topology 2x-dgx-a100-ib").at(9) == "LL128";
+  EXPECT_TRUE(ll128);
+}
+
 // End to end through the command: two GPUs under one switch, 256 MiB, ring/Simple forced:
 // time = S / (14.40 GB/s x 0.914, pcie.link.efficiency) + the switch (105 ns) +
 // NCCL's ring latency for 2 steps.
