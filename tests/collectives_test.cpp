@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "models/network.hpp"
 #include "models/nvlink.hpp"
 #include "models/registry.hpp"
 #include "sim/collectives.hpp"
@@ -25,6 +26,8 @@ using collective::Protocol;
 using composim::testing::collective_csv_first_row;
 
 namespace {
+// Payload per wire byte of a network link (models/network.hpp): InfiniBand, RoCEv2.
+constexpr double kIb = network::kInfinibandFraming, kRoce = network::kRoceFraming;
 std::vector<int> gpus(const topo::Topology& t, int n) { return std::vector<int>(t.gpus().begin(), t.gpus().begin() + n); }
 
 // Writes `nodes` machines of `preset` (topologies/tools/make_cluster.py) into `dir`; returns
@@ -264,7 +267,7 @@ TEST(CollectivePlanner, MultiNodeUsesEveryRailAndTrees) {
   for (int n : route.transit) via += t.nodes()[n].name + " ";
   EXPECT_NE(via.find("n0.nic3"), std::string::npos) << via;  // its own NIC: rail 3
   EXPECT_NE(via.find("rail3.leaf0"), std::string::npos) << via;
-  const double rails = 8 * 400e9 / 8 * 64 / 66;  // 8 NICs of 400 Gb/s NDR (64b/66b)
+  const double rails = 8 * 400e9 / 8 * kIb;  // 8 NICs of 400 Gb/s NDR
   auto tree = planner.plan(Kind::all_reduce, 1 << 30, t.gpus(), std::nullopt, Algorithm::tree);
   EXPECT_EQ(tree.algorithm, Algorithm::tree);
   // A tree's chain crosses a GPU's NVLink twice per direction (up and down) where the GPU is
@@ -308,7 +311,7 @@ TEST(CollectiveCommand, MirrorAndInterleavedPlacementsTakeTheSameTime) {
 // host1=gpu8-11), 1 GiB: no NVLink, one NIC per host, so no GPU relays another's traffic
 // (NCCL's PXN needs NVLink). S = 2^30, each GPU sends S/8 to each of 7 peers.
 // - P2P off, 100 GbE: each NIC carries 4 GPUs x 4 remote peers x S/8 = 2S, at 100 Gb/s x
-//   64/66 (12.12 GB/s): 177.2 ms (composim gave 251.7 ms when it relayed as PXN does).
+//   RoCE framing (12.25 GB/s): 177.2 ms (composim gave 251.7 ms when it relayed as PXN does).
 // - P2P on, 400 GbE NICs: each host's x16 Gen4 uplink (26.33 GB/s) carries the same 2S:
 //   81.6 ms (122.4 ms relayed, and 102.0 with one aggregated flow per GPU for its remote
 //   peers, which got one flow's share of the GPU's link against its 3 local flows).
@@ -316,7 +319,7 @@ TEST(CollectiveCommand, AllToAllAcrossComposedHostsIsNotRelayed) {
   const double S = 1073741824.0;
   const std::string compose = " --compose host0=gpu0-3,host1=gpu8-11";
   auto off = composim::testing::collective_row("--op all_to_all --bytes 1G --topology composable-falcon4016 --p2p off" + compose);
-  EXPECT_NEAR(std::stod(off.at(5)), 2 * S / (100e9 / 8 * 64 / 66) * 1e6, 50) << off.at(5);  // + ~21 us of latency
+  EXPECT_NEAR(std::stod(off.at(5)), 2 * S / (100e9 / 8 * kRoce) * 1e6, 50) << off.at(5);  // + ~21 us of latency
   composim::testing::TempDir d;
   auto doc = nlohmann::json::parse(std::ifstream(composim::testing::source_dir() + "/topologies/shipped/composable-falcon4016.json"));
   for (auto& l : doc["links"])
@@ -454,7 +457,7 @@ TEST(CollectiveCommand, LlEfficiencyNeverAboveOne) {
 // 400 Gb/s NIC, so the NICs bound the time: (S/2) / 48.48 GB/s.
 TEST(CollectiveCommand, AllToAllAcrossNodesIsNicBound) {
   auto f = composim::testing::collective_row("--op all_to_all --bytes 1G --topology 2x-hgx-h100-ib");
-  const double nic = 400e9 / 8 * 64 / 66;
+  const double nic = 400e9 / 8 * kIb;
   EXPECT_NEAR(std::stod(f[5]) * 1e-6, (1073741824.0 / 2) / nic, 1e-4);
   // The model columns say the same: the whole buffer at the bandwidth the NICs allow it.
   EXPECT_NEAR(std::stod(f[14]) * 1e9, 2 * nic, 1e-6 * nic);
@@ -511,7 +514,7 @@ TEST(CollectiveCommand, TreePipelineFill) {
   const std::string a3 = "--topology " + composim::testing::source_dir() + "/validation/topologies/gcp-a3mega-2x8-h100.json " +
                          "--placement n0.gpu0,n0.gpu1,n1.gpu0,n1.gpu1 --algo tree";
   const std::string simple = a3 + " --proto Simple";
-  const double nvlink = nvlink::payload_bandwidth_Bps(4, 18), nic = 200e9 / 8 * 64 / 66;
+  const double nvlink = nvlink::payload_bandwidth_Bps(4, 18), nic = 200e9 / 8 * kRoce;
   const double hop = std::min({41.4e9 / 2 / 0.92, nvlink / 2, nic});
   EXPECT_DOUBLE_EQ(hop, 22.5e9);
   auto fill_us = [&](double chunk_B) { return chunk_B * (4 / hop - 4 / (2 * nic)) / 0.92 * 1e6; };
@@ -555,7 +558,7 @@ TEST(CollectiveCommand, TreePipelineFill) {
 // LL128's 0.92 x 120 / 128.
 TEST(CollectiveCommand, TreeChannelRateBoundsTheFlows) {
   composim::testing::TempDir d;
-  const double nic = 400e9 / 8 * 64 / 66, S = 1073741824.0;
+  const double nic = 400e9 / 8 * kIb, S = 1073741824.0;
   const std::string two = "--bytes 1G --topology 2x-hgx-h100-ib --placement n0.gpu0,n1.gpu0 --algo tree ";
   auto free = composim::testing::collective_row(two + "--proto Simple");
   ASSERT_EQ(free[8], "TREE");
@@ -625,21 +628,21 @@ TEST(CollectiveCommand, TreeAndItsMirroredCopyShareTheData) {
   ASSERT_FALSE(topo.empty());
   auto f = composim::testing::collective_row("--bytes 256M --algo tree --proto Simple --placement n0.gpu0,n1.gpu0,n2.gpu0 --topology " + topo);
   EXPECT_EQ(f[10], "2");
-  EXPECT_NEAR(std::stod(f[14]) * 1e9, 200e9 / 8 * 64 / 66 / 1.5, 1e3);
+  EXPECT_NEAR(std::stod(f[14]) * 1e9, 200e9 / 8 * kRoce / 1.5, 1e3);
   const std::string topo4 = make_cluster(d, "a3mega-h100", 4);
   ASSERT_FALSE(topo4.empty());
   f = composim::testing::collective_row("--bytes 256M --algo tree --proto Simple --placement n0.gpu0,n1.gpu0,n2.gpu0,n3.gpu0 --topology " + topo4);
-  EXPECT_NEAR(std::stod(f[14]) * 1e9, 200e9 / 8 * 64 / 66 / 2, 1e3);
+  EXPECT_NEAR(std::stod(f[14]) * 1e9, 200e9 / 8 * kRoce / 2, 1e3);
 }
 
 // Rings keep to one NIC rail per channel, as NCCL's (NCCL_CROSS_NIC=0): on 2 DGX A100 the
-// ring bandwidth is 8 NICs x 24.24 GB/s (200 Gb/s, 64b/66b) whatever the spine: full
+// ring bandwidth is 8 NICs x 24.84 GB/s (200 Gb/s, InfiniBand framing) whatever the spine: full
 // bisection, 4:1 oversubscribed, or none (rail-only: traffic between rails goes through a
 // GPU on the peer's rail, PXN). With 8 + 4 GPUs, the 4 rings enter both machines on the
-// same rails: 4 x 24.24 GB/s, as 4 + 4 GPUs.
+// same rails: 4 x 24.84 GB/s, as 4 + 4 GPUs.
 TEST(CollectiveCommand, RingsKeepToOneRailWhateverTheSpine) {
   composim::testing::TempDir d;
-  const double nic = 200e9 / 8 * 64 / 66;
+  const double nic = 200e9 / 8 * kIb;
   for (const char* taper : {"1", "0.25", "0"}) {
     const std::string topo = make_cluster(d, "dgx-a100", 2, taper);
     ASSERT_FALSE(topo.empty());
@@ -647,7 +650,7 @@ TEST(CollectiveCommand, RingsKeepToOneRailWhateverTheSpine) {
     EXPECT_EQ(f[10], "8") << taper;
     EXPECT_NEAR(std::stod(f[14]) * 1e9, 8 * nic, 1e4) << taper;
     f = composim::testing::collective_row("--op all_gather --bytes 4G --topology " + topo);
-    EXPECT_NEAR(std::stod(f[7]), 193.32, 0.05) << taper;  // 8 x 24.24 GB/s less the latency
+    EXPECT_NEAR(std::stod(f[7]), 198.09, 0.05) << taper;  // 8 x 24.84 GB/s less the latency
     f = composim::testing::collective_row("--bytes 1G --algo ring --gpus 12 --topology " + topo);
     EXPECT_EQ(f[10], "4") << taper;
     EXPECT_NEAR(std::stod(f[14]) * 1e9, 4 * nic, 1e4) << taper;
@@ -695,12 +698,12 @@ TEST(CollectiveCommand, RingsKeepToOneRailWhateverTheSpine) {
 
 // NCCL's PXN proxy is a rank of the communicator: a GPU outside the job relays nothing. On 2
 // DGX A100 with a 4:1 spine (each rail's leaf has 2 x 200 Gb/s down, 100 Gb/s up), n0.gpu2
-// (rail 2) and n1.gpu0 (rail 0) alone cross the spine: 100 Gb/s x 64/66 = 12.12 GB/s, where
-// relaying through n0.gpu0 (rail 0) had given them 24.24. With the rail-0 and rail-2 GPUs of
+// (rail 2) and n1.gpu0 (rail 0) alone cross the spine: 100 Gb/s x IB framing = 12.42 GB/s, where
+// relaying through n0.gpu0 (rail 0) had given them 24.84. With the rail-0 and rail-2 GPUs of
 // both machines in the job, the ring keeps to its rails: 2 NICs, with or without a spine.
 TEST(CollectiveCommand, PxnRelaysOnlyThroughTheJobsGpus) {
   composim::testing::TempDir d;
-  const double nic = 200e9 / 8 * 64 / 66;
+  const double nic = 200e9 / 8 * kIb;
   const std::string tapered = make_cluster(d, "dgx-a100", 2, "0.25");
   ASSERT_FALSE(tapered.empty());
   auto f = composim::testing::collective_row("--op all_gather --bytes 1G --placement n0.gpu2,n1.gpu0 --topology " + tapered);
@@ -712,7 +715,7 @@ TEST(CollectiveCommand, PxnRelaysOnlyThroughTheJobsGpus) {
   auto r = composim::testing::run_cli("topology " + tapered + " --route n0.gpu2 n1.gpu0");
   EXPECT_NE(r.out.find("n0.gpu2 -> n0.nvswitch -> n0.gpu0 -> n0.sw0 -> n0.nic0"), std::string::npos) << r.out;
   r = composim::testing::run_cli("topology " + tapered + " --route n0.gpu2 n1.gpu0 --placement n0.gpu2,n1.gpu0");
-  EXPECT_NE(r.out.find("n0.gpu2 -> n0.sw1 -> n0.nic2 -> rail2.leaf0 -> core -> rail0.leaf0 -> n1.nic0 -> n1.sw0 -> n1.gpu0  [network, bottleneck 12.12 GB/s"),
+  EXPECT_NE(r.out.find("n0.gpu2 -> n0.sw1 -> n0.nic2 -> rail2.leaf0 -> core -> rail0.leaf0 -> n1.nic0 -> n1.sw0 -> n1.gpu0  [network, bottleneck 12.42 GB/s"),
             std::string::npos)
       << r.out;
   // Without a spine and without a relay in the job, the two rails cannot be joined: NCCL
@@ -732,7 +735,7 @@ TEST(CollectiveCommand, PxnRelaysOnlyThroughTheJobsGpus) {
 // In a replay too, a communicator relays only through its own GPUs: 4 ranks on n0.gpu0,
 // n0.gpu2, n1.gpu0 and n1.gpu2 of 2 DGX A100 with a 4:1 spine, a communicator of ranks 1 and
 // 2 (rails 2 and 0) all-gathers 1 GiB as `collective` does with those two GPUs alone
-// (12.12 GB/s over the spine); relaying through ranks 0 and 3, outside it, had made it twice
+// (12.42 GB/s over the spine); relaying through ranks 0 and 3, outside it, had made it twice
 // as fast.
 TEST(CollectiveCommand, ReplayedSubCommunicatorRelaysOnlyThroughItsOwnGpus) {
   composim::testing::TempDir d;
@@ -770,7 +773,7 @@ TEST(CollectiveCommand, ReplayedSubCommunicatorRelaysOnlyThroughItsOwnGpus) {
     if (e.value("cat", "") == "collective") durations_us.push_back(e["dur"].get<double>());
   ASSERT_EQ(durations_us.size(), 2u);
   const double alone_us = std::stod(composim::testing::collective_row("--op all_gather --bytes 1G --placement n0.gpu2,n1.gpu0 --topology " + tapered)[5]);
-  EXPECT_NEAR(alone_us * 1e-6, 1073741824.0 / 2 / (0.25 * 2 * 200e9 / 8 * 64 / 66), 0.01 * alone_us * 1e-6);
+  EXPECT_NEAR(alone_us * 1e-6, 1073741824.0 / 2 / (0.25 * 2 * 200e9 / 8 * kIb), 0.01 * alone_us * 1e-6);
   for (double us : durations_us) EXPECT_NEAR(us, alone_us, 0.001 * alone_us);
   // Without a spine the communicator has no route (ranks 0 and 3 cannot relay for it): the
   // error names the collective.
@@ -890,7 +893,7 @@ TEST(CollectivePlanner, TunerAppliesNcclsCapsAndRingPlateau) {
   const double S = 1 << 30;
   const auto all = gpus(t, 16);
   const auto ring = planner.plan(Kind::all_reduce, S, all, Protocol::simple, Algorithm::ring);
-  EXPECT_NEAR(ring.bandwidth_Bps, 8 * 25e9 * 64 / 66, 1e6);  // 200 Gb/s NICs after 64b/66b
+  EXPECT_NEAR(ring.bandwidth_Bps, 8 * 25e9 * kIb, 1e6);  // 200 Gb/s NICs, InfiniBand framing
   EXPECT_NEAR(ring.estimated_s, 135.2e-6 * 1.9 + 1.875 * S / ring.bandwidth_Bps, 1e-9);
   const auto tree = planner.plan(Kind::all_reduce, S, all, Protocol::simple, Algorithm::tree);
   EXPECT_NEAR(tree.bandwidth_Bps, 131.43e9, 0.01e9);
@@ -1384,7 +1387,7 @@ TEST(NvlsTree, TwoHgxH100Machines) {
 
 // Heads (and rings) are one per NIC. With NICs 4-7 removed from both machines (NICs 0-3, all on the
 // first CPU's switches), GPUs 4-7 share those NICs; the 4 heads still use 4 NICs, each
-// carrying S/4 each way at 48.5 GB/s of payload: 4 GiB takes 51 us + 4 GiB / 4 / 48.5 GB/s
+// carrying S/4 each way at 49.7 GB/s of payload (400 Gb/s, InfiniBand framing): 4 GiB takes 51 us + 4 GiB / 4 / 49.7 GB/s
 // (network-bound; the GPUs' NVLink would take 14.9 ms). Picking heads by evenly spread GPUs
 // had put three on NIC 0 (66.5 ms).
 TEST(NvlsTree, OneHeadPerNic) {
@@ -1404,13 +1407,14 @@ TEST(NvlsTree, OneHeadPerNic) {
   const auto topo = d.write("four.json", doc.dump());
   auto r = composim::testing::collective_row("--bytes 4G --algo nvlstree --topology " + topo);
   EXPECT_EQ(r[10], "4");
-  const double t_us = 51.0 + 4294967296.0 / 4 / 48.5e9 * 1e6;
+  const double nic = 400e9 / 8 * kIb;
+  const double t_us = 51.0 + 4294967296.0 / 4 / nic * 1e6;
   EXPECT_NEAR(std::stod(r[5]), t_us, 0.01 * t_us);
   // The rings too take one NIC each: 4 rings, each NIC carrying 2(n-1)/n x S/4 each way (they
   // had shared NIC 0: 83 ms).
   auto ring = composim::testing::collective_row("--bytes 4G --algo ring --proto Simple --topology " + topo);
   EXPECT_EQ(ring[10], "4");
-  const double ring_us = 2.0 * 15 / 16 * 4294967296.0 / 4 / 48.5e9 * 1e6;
+  const double ring_us = 2.0 * 15 / 16 * 4294967296.0 / 4 / nic * 1e6;
   EXPECT_NEAR(std::stod(ring[5]), ring_us, 0.01 * ring_us);
 }
 
@@ -1533,7 +1537,7 @@ TEST(NvlsTree, CalibrateRecoversItsEfficiencyAndLatency) {
 }
 
 // NVLS_TREE bound by the network: 2 x 8 H100 with 25 Gb/s NICs. Each of the 8 heads' NICs
-// carries S/8 each way at 25e9 / 8 x 64/66 B/s, so 1 GiB takes 51 us + 1 GiB / 8 / 3.03 GB/s;
+// carries S/8 each way at 25e9 / 8 x IB framing B/s, so 1 GiB takes 51 us + 1 GiB / 8 / 3.10 GB/s;
 // the plan says the network binds (link class "network"), and calibrate then fits the
 // network's efficiency, not NVLS_TREE's: composim's own sweep with network.efficiency 0.8
 // gives 0.8 back.
@@ -1545,7 +1549,7 @@ TEST(NvlsTree, NetworkBoundFitsTheNetworksEfficiency) {
   doc["name"] = "slow-nics";
   const auto topo = d.write("slow.json", doc.dump());
   auto r = composim::testing::collective_row("--bytes 1G --algo nvlstree --topology " + topo);
-  const double nic_Bps = 25e9 / 8 * 64 / 66;
+  const double nic_Bps = 25e9 / 8 * kIb;
   const double t_us = 51.0 + 1073741824.0 / 8 / nic_Bps * 1e6;
   EXPECT_NEAR(std::stod(r[5]), t_us, 0.002 * t_us);
   EXPECT_EQ(r[12], "network");

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/error.hpp"
+#include "models/network.hpp"
 #include "test_util.hpp"
 #include "topologies/routing.hpp"
 
@@ -153,7 +154,7 @@ TEST(Routing, CompositionDecidesHostAndCrossHostPath) {
   auto cross = topo::route(t, node(t, "gpu0"), node(t, "gpu4"));
   EXPECT_TRUE(cross.network);
   EXPECT_EQ(path(t, cross), "gpu0>leaf0>chassis_sw0>host0>host0.nic>eth0>host1.nic>host1>chassis_sw1>chassis_sw0>leaf1>gpu4");
-  EXPECT_NEAR(cross.bottleneck_Bps, 100e9 / 8 * 64 / 66, 1e3);  // the hosts' 100 GbE
+  EXPECT_NEAR(cross.bottleneck_Bps, 100e9 / 8 * network::kRoceFraming, 1e3);  // the hosts' 100 GbE
   // A device attached twice is an error naming both hosts.
   try {
     t.set_composition({{"host0", {"gpu0"}}, {"host1", {"gpu0"}}}, "--compose");
@@ -164,7 +165,7 @@ TEST(Routing, CompositionDecidesHostAndCrossHostPath) {
 }
 
 // Two hosts' PCIe domains meet only over a socket interconnect: in the composable chassis
-// their NICs talk over Ethernet (12.12 GB/s), not through both root complexes and the
+// their NICs talk over Ethernet (12.25 GB/s), not through both root complexes and the
 // chassis' switches; a host and another host's NIC have no route; a GPU attached to host0
 // copies to host0's memory only. Across the sockets of one server PCIe still goes.
 TEST(Routing, HostDomainsMeetOnlyOverSocketLinks) {
@@ -172,7 +173,7 @@ TEST(Routing, HostDomainsMeetOnlyOverSocketLinks) {
   auto r = topo::route(t, node(t, "host0.nic"), node(t, "host1.nic"));
   EXPECT_EQ(path(t, r), "host0.nic>eth0>host1.nic");
   EXPECT_TRUE(r.network);
-  EXPECT_NEAR(r.bottleneck_Bps / 1e9, 12.12, 0.01);
+  EXPECT_NEAR(r.bottleneck_Bps / 1e9, 12.25, 0.01);
   EXPECT_THROW(topo::route(t, node(t, "host0.nic"), node(t, "host1")), InputError);
   // Host to host: memory to memory through their NICs.
   auto hosts = topo::route(t, node(t, "host0"), node(t, "host1"));

@@ -282,8 +282,8 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
               f.fail(std::string("an optical link is given either by \"rate_Gbps\" (a network line rate) or by \"generation\" and "
                                  "\"lanes\" (PCIe over optics), not both: remove \"") + k + "\" or \"rate_Gbps\"");
           l.rate_Gbps = f.num("rate_Gbps", std::nullopt, 1e-9, kMaxRate_Gbps);
-          // A line rate, taken as a network link's (encoding and network.efficiency).
-          l.bandwidth_Bps = network::link_bandwidth_Bps(l.rate_Gbps) * param("network.efficiency");
+          // A network rate, taken as an Ethernet link's (RoCEv2 framing and network.efficiency).
+          l.bandwidth_Bps = network::link_bandwidth_Bps(l.rate_Gbps, /*infiniband=*/false) * param("network.efficiency");
         } else {
           // PCIe over optics: as a PCIe link of that generation and width.
           l.generation = f.integer("generation");
@@ -303,7 +303,7 @@ Link parse_link(const json& j, const std::string& file, const std::string& place
       case LinkType::ethernet:
       case LinkType::infiniband:
         l.rate_Gbps = f.num("rate_Gbps", std::nullopt, 1e-9, kMaxRate_Gbps);
-        l.bandwidth_Bps = network::link_bandwidth_Bps(l.rate_Gbps) * param("network.efficiency");
+        l.bandwidth_Bps = network::link_bandwidth_Bps(l.rate_Gbps, l.type == LinkType::infiniband) * param("network.efficiency");
         l.latency_s = f.num("latency_s", network::kLinkLatency_s, 0.0, kMaxLatency_s);
         break;
       case LinkType::cpu_interconnect:
