@@ -946,23 +946,37 @@ const CollectivePlanner::Structure& CollectivePlanner::structure(const std::vect
     for (auto& t : s.trees)
       for (const auto* edges : {&t.edges, &t.twin_edges}) t.trip_s_per_B = std::max(t.trip_s_per_B, up_down_s(*edges, hop_s_per_B));
   }
-  // NCCL's typeInter: the worst path from a ring's GPU to the NIC it leaves through. A host
-  // (CPU) on the way is PATH_PHB or worse; a GPU relaying over NVLink (PXN) is PATH_PXN;
-  // PCIe switches alone are PATH_PXB or better.
+  // NCCL's typeInter: the path from the GPUs that use a NIC to it. NCCL's search (rings and
+  // trees alike) starts from the closest type and takes a machine's GPUs nearest its NICs as
+  // the ones that leave it, so a machine's type is that of its best placed member, on its
+  // route out of the machine up to the NIC: PCIe switches alone (PATH_PXB or better, 0),
+  // relayed over NVLink by another GPU (PATH_PXN, 1), or through a CPU (PATH_PHB or worse,
+  // 2). The collective's is its worst machine's.
   if (s.machines > 1)
-    for (const auto& r : s.rings)
-      for (size_t i = 0; i < r.order.size(); ++i) {
-        const int a = r.order[i], b = r.order[(i + 1) % r.order.size()];
-        if (machine_key(a) == machine_key(b)) continue;
+    for (size_t mi = 0; mi < machines; ++mi) {
+      const auto& here = by_machine[machine_ids[mi]];
+      const auto& there = by_machine[machine_ids[(mi + 1) % machines]];
+      int best = 2;
+      for (size_t i = 0; i < here.size(); ++i) {
+        // To the GPU at the same place in the next machine (its rail): on a rail-only network
+        // another rail may have no route at all.
+        const topo::Route* out = nullptr;
+        try {
+          out = &route(here[i], there[i % there.size()]);
+        } catch (const InputError&) {
+          continue;
+        }
         int type = 0;
-        for (int node : route(a, b).transit) {
+        for (int node : out->transit) {
           const auto kind = topo_.nodes()[node].type;
           if (kind == topo::NodeType::nic) break;
           if (kind == topo::NodeType::host) type = 2;
           else if (kind == topo::NodeType::gpu) type = std::max(type, 1);
         }
-        s.inter_path = std::max(s.inter_path, type);
+        best = std::min(best, type);
       }
+      s.inter_path = std::max(s.inter_path, best);
+    }
   return structures_.emplace(gpus, std::move(s)).first->second;
 }
 
@@ -1022,8 +1036,10 @@ double CollectivePlanner::nccl_latency_s(const Structure& s, Kind kind, int n, P
 // has only with NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (default 0; transport/net.cc): across
 // machines, point-to-point runs Simple at every size. NCCL_PROTO does not apply.
 constexpr double kP2pLLThreshold_B = 16384;
-// The most GPU pairs an all-to-all across machines simulates as pairwise flows (128 GPUs).
-constexpr double kPairwiseAllToAllFlows = 16384;
+// The most GPU pairs an all-to-all across machines simulates as pairwise flows (32 GPUs):
+// past that, many all-to-alls in flight (a replay) slow SimGrid down (128 GPUs: a replay of
+// 20 of them took 83 s pairwise, 0.5 s aggregated).
+constexpr double kPairwiseAllToAllFlows = 1024;
 
 Protocol p2p_protocol(double bytes_per_peer, bool network) {
   return bytes_per_peer <= kP2pLLThreshold_B && !network ? Protocol::ll : Protocol::simple;
@@ -1046,7 +1062,7 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
   // stands for, and its route relays through a GPU on the peer's rail where NCCL does (PXN).
   // Aggregated, a GPU's one network flow per group gets a single flow's share where it meets
   // its machine's flows (under PCIe sharing per flow, 20-25% slower on 2 hosts of 4 GPUs).
-  // So machines are aggregated only past kPairwiseAllToAllFlows.
+  // So machines are aggregated only past kPairwiseAllToAllFlows (32 GPUs).
   if (M == 1 || !uniform || static_cast<double>(n) * (n - 1) <= kPairwiseAllToAllFlows) {
     // Pairwise flows cost more than their number (SimGrid 3.32 rescans its list of
     // communications as each one ends): 65,280 flows (256 GPUs) take about 16 s per size,
@@ -1212,8 +1228,8 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
       if (!choices.allows(pr)) continue;
       // NCCL enables LL128 by default only over direct NVLink inside machines (not through
       // an intermediate GPU: typeIntra <= PATH_NVL, NCCL 2.14-2.18.1), across machines only
-      // where each GPU reaches its NIC without crossing a CPU (typeInter <= PATH_PXB, or
-      // PATH_PXN on compute capability 9.0+), on GPUs of one compute capability among 7.0,
+      // where the GPUs that use the NICs reach them without crossing a CPU (typeInter <=
+      // PATH_PXB, or PATH_PXN on compute capability 9.0+), on GPUs of one compute capability among 7.0,
       // 8.0 and 9.0 (tuning.cc: other cases "may cause silent data corruption"); a protocol
       // the user or the trace names is kept.
       if (!choices.named(pr) && pr == Protocol::ll128 &&

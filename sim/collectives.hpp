@@ -216,7 +216,7 @@ class CollectivePlanner {
     bool intra_nvlink = true;                 // every machine's rings are direct NVLink (no NVB hop)
     bool intra_nvb = false;                   // some ring hop goes through an intermediate GPU (NVB)
     bool intra_any_nvlink = true;             // every machine's ring hops are NVLink, direct or NVB
-    int inter_path = 0;                       // rings' GPU-to-NIC paths: 0 PCIe switches only (PXB), 1 relayed by a GPU (PXN), 2 through a CPU (PHB)
+    int inter_path = 0;                       // NCCL's typeInter: 0 PCIe switches only (PXB or better), 1 relayed by a GPU (PXN), 2 through a CPU (PHB or worse)
     int tree_depth = 0;                       // every tree's steps from a leaf to the root: chain + ceil(log2 machines)
     int tree_channels = 0;                    // NCCL's channels on the trees: 2 x searched channels (at most kMaxChannels)
     double searched_channels = 1;             // NCCL's searched channels across machines, ncclTopoDupChannels included

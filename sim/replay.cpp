@@ -313,6 +313,7 @@ std::string human_bytes(double b) {
 struct GroupLayout {
   std::vector<int> group_of;
   std::vector<std::vector<int>> groups;
+  bool consecutive = false;  // the trace's layout could not tile the ranks: consecutive groups instead
 };
 
 std::optional<GroupLayout> tile_groups(const std::vector<int>& ranks, int nranks) {
@@ -721,6 +722,7 @@ void Replay::Impl::match_collectives() {
                            std::to_string(nranks) + " ranks as in the trace: its copies are groups of " + std::to_string(group_size) +
                            " consecutive ranks");
               tiled = consecutive_groups(nranks, group_size);
+              tiled->consecutive = true;
             }
             layout = layouts.emplace(key, std::move(*tiled)).first;
           }
@@ -728,7 +730,7 @@ void Replay::Impl::match_collectives() {
           members = layout->second.groups[static_cast<size_t>(block)];
           // Scaled (--ranks), only the whole job's collectives gain members: a data-parallel
           // group that is a sub-group (across tensor-parallel ranks) keeps its size too.
-          if (nranks != w.world_size && r == 0)
+          if (nranks > w.world_size && r == 0 && !layout->second.consecutive)
             notes.insert(w.source + ": communicator \"" + comm.name + "\" (ranks [" + rank_list(comm.ranks) + "]) keeps its " + std::to_string(group_size) +
                          " members on " + std::to_string(nranks) + " ranks, copied " + std::to_string(nranks / group_size) +
                          " times: --ranks adds members only to collectives over the whole job, so a data-parallel group that is a sub-group "
@@ -930,14 +932,14 @@ void Replay::Impl::match_collectives() {
     // merely lacks this collective, is a missing collective, not a misnamed group.
     std::string elsewhere;
     const Workload& wm = workloads[rank_workload[missing.front()]];
-    // Members the importer took as consecutive ranks (the trace gave only the group's size)
-    // may be wrong: say so first.
-    for (const auto& comm : w0.communicators)
-      if (comm.name == inst.comm_name && comm.ranks_guessed)
-        elsewhere = "; rank " + std::to_string(w0.rank) + "'s trace gives only the size of process group \"" + comm.name + "\", whose members were taken as the consecutive ranks [" +
-                    std::to_string(comm.ranks.front()) + ".." + std::to_string(comm.ranks.back()) + "]: give traces that list them (\"Process Group Ranks\")";
     const bool has_comm =
         std::any_of(wm.collectives.begin(), wm.collectives.end(), [&](const auto& c) { return wm.communicators[c.communicator].name == inst.comm_name; });
+    // Members the importer took as consecutive ranks (the trace gave only the group's size)
+    // may be wrong where a missing member has no such group: say so first.
+    for (const auto& comm : w0.communicators)
+      if (!has_comm && comm.name == inst.comm_name && comm.ranks_guessed)
+        elsewhere = "; rank " + std::to_string(w0.rank) + "'s trace gives only the size of process group \"" + comm.name + "\", whose members were taken as the consecutive ranks [" +
+                    std::to_string(comm.ranks.front()) + ".." + std::to_string(comm.ranks.back()) + "]: give traces that list them (\"Process Group Ranks\")";
     for (const auto& c : wm.collectives)
       if (elsewhere.empty() && !has_comm && c.kind == inst.kind && static_cast<double>(c.in_bytes) == inst.in_bytes && wm.communicators[c.communicator].name != inst.comm_name) {
         elsewhere = "; rank " + std::to_string(wm.rank) + "'s trace (" + wm.source + ") has " + std::string(collective::to_string(c.kind)) +

@@ -1083,6 +1083,9 @@ TEST(Cli, ScaledSubGroupKeepsItsSizeWithANote) {
   CliResult r = run_cli("run --trace " + q(sub) + " --ranks 8 --topology dgx-a100");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("note: " + sub + ": communicator \"2\" (ranks [0,2]) keeps its 2 members on 8 ranks, copied 4 times"), std::string::npos) << r.out;
+  r = run_cli("run --trace " + q(sub) + " --ranks 2 --topology dgx-a100");  // fewer ranks: nothing kept from growing
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("keeps its"), std::string::npos) << r.out;
   const std::string world = tmp.write("world.json", rank_trace(0, 4, "0", json::array({0, 1, 2, 3}), 4).dump());
   r = run_cli("run --trace " + q(world) + " --ranks 8 --topology dgx-a100");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -1132,6 +1135,14 @@ TEST(Cli, BadInputWorldSizeAbsentIsNamedSo) {
   EXPECT_NE(r.err.find(r1 + ": distributedInfo.world_size: absent, so the trace is taken as a job of 1 rank(s), where " + r0 + " gives 2"),
             std::string::npos)
       << r.err;
+  // distributedInfo with a rank but no world size.
+  json t = rank_trace(1, 2, "0", members, 2);
+  t["distributedInfo"].erase("world_size");
+  const std::string j1 = tmp.write("j1.json", t.dump());
+  const CliResult j = run_cli("run --trace " + q(r0) + " --trace " + q(j1) + " --topology dgx-a100");
+  expect_input_error(j, j1);
+  EXPECT_NE(j.err.find(j1 + ": distributedInfo.world_size: absent, while distributedInfo.rank is 1: give the job's world size"), std::string::npos)
+      << j.err;
 }
 
 // Groups given only by their size are taken as consecutive ranks; when that guess leaves a
@@ -1150,6 +1161,14 @@ TEST(Cli, BadInputGuessedGroupMembersAreNamed) {
                        "that list them (\"Process Group Ranks\")"),
             std::string::npos)
       << r.err;
+  // Guessed right ([0,1] and [2,3]), with rank 1 one all-reduce short: the guess is not blamed.
+  args = "run --topology dgx-a100";
+  for (int rank = 0; rank < 4; ++rank)
+    args += " --trace " + q(tmp.write("g" + std::to_string(rank) + ".json", rank_trace(rank, 4, "1", json::array(), 2, {rank == 1 ? 1 : 2}).dump()));
+  const CliResult g = run_cli(args);
+  EXPECT_EQ(g.exit_code, 2) << g.err;
+  EXPECT_NE(g.err.find("ranks [1]"), std::string::npos) << g.err;
+  EXPECT_EQ(g.err.find("taken as the consecutive ranks"), std::string::npos) << g.err;
 }
 
 // Rank 0 launches an all-reduce on process group "0" and then one on "1"; rank 1 in the
