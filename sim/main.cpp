@@ -81,6 +81,7 @@ struct RunArgs {
   int warmup = -1;
   std::string p2p;
   std::string launch_latency;
+  std::vector<std::string> dp_groups;
   bool placement_given = false;
 };
 
@@ -388,6 +389,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   auto workloads = load_traces(a.traces);
   sim::ReplayOptions opt;
   opt.ranks = a.ranks;
+  opt.dp_groups = a.dp_groups;
   if (a.placement_given && a.placement.empty()) input_error("", "--placement", "needs a comma-separated list of GPUs");
   if (!a.placement.empty()) opt.placement = parse_placement(topology, a.placement);
   if (!a.launch_latency.empty()) {
@@ -1050,6 +1052,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--topology", run.topology, "shipped topology name or JSON file")->required();
   run_cmd->add_option("--ranks", run.ranks, "replicate a single trace to N ranks (default: its world size)")->check(whole_number(1, "ranks", "at least 1 rank"));
   run_cmd->add_option("--placement", run.placement, "GPU per rank, comma-separated names or indices (default: in order)");
+  run_cmd->add_option("--dp-group", run.dp_groups,
+                      "a data-parallel process group (its \"Process Group Name\"): with --ranks it grows as the job does (repeat for several)");
   run_cmd->add_option("--out", run.out, "write summary.json, iterations.csv, links.csv and timeline.json here");
   run_cmd->add_option("--warmup", run.warmup, "exclude the first N steps (default: leading outliers)")->check(CLI::Range(0, 1000000));
   run_cmd->add_option("--p2p", run.p2p, kP2pHelp)->check(CLI::IsMember({"on", "off"}));

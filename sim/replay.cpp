@@ -697,10 +697,31 @@ void Replay::Impl::match_collectives() {
       int block = 0;
       if (replicated) {
         const bool world = comm.ranks.empty() || static_cast<int>(comm.ranks.size()) >= w.world_size;
+        // A data-parallel sub-group named by --dp-group grows with the ranks: its stride d
+        // stays (the ranks of one data-parallel replica), its members become nranks / d.
+        const bool grows = !world && nranks != w.world_size && nranks > 1 &&
+                           std::find(opt.dp_groups.begin(), opt.dp_groups.end(), comm.name) != opt.dp_groups.end();
+        int stride = 0;
+        if (grows) {
+          std::vector<int> sorted = comm.ranks;
+          std::sort(sorted.begin(), sorted.end());
+          stride = sorted.size() > 1 ? sorted[1] - sorted[0] : 0;
+          bool even = stride > 0 && sorted.front() < stride && static_cast<long long>(stride) * static_cast<long long>(sorted.size()) == w.world_size;
+          for (size_t k = 1; even && k < sorted.size(); ++k) even = sorted[k] - sorted[k - 1] == stride;
+          if (!even)
+            input_error("", "--dp-group",
+                        "process group \"" + comm.name + "\" of " + w.source + " has ranks [" + rank_list(comm.ranks) +
+                            "]: a data-parallel group to grow must be evenly strided over the whole job (r, r + d, ..., with d x its size = the world size, " +
+                            std::to_string(w.world_size) + ")");
+          if (nranks % stride != 0)
+            input_error("", "--ranks",
+                        std::to_string(nranks) + " ranks cannot keep process group \"" + comm.name + "\"'s stride of " + std::to_string(stride) +
+                            " (the ranks of one data-parallel replica): give a multiple of " + std::to_string(stride));
+        }
         // A communicator smaller than the job (tensor- or pipeline-parallel groups) keeps
         // its size: the replicas are whole copies of it, so --ranks must be a multiple. One
         // rank alone runs every collective as a local copy.
-        const int group_size = world || nranks == 1 ? nranks : static_cast<int>(comm.ranks.size());
+        const int group_size = world || nranks == 1 ? nranks : grows ? nranks / stride : static_cast<int>(comm.ranks.size());
         // The replicas' groups have the trace's layout (tile_groups(): [0, 8] is a
         // data-parallel group across the tensor-parallel ranks of 2 machines). A layout
         // that does not tile the ranks ([0, 15] of 16) falls back to consecutive groups of
@@ -710,7 +731,15 @@ void Replay::Impl::match_collectives() {
         } else {
           const auto key = std::make_pair(rank_workload[r], static_cast<long long>(c.communicator));
           auto layout = layouts.find(key);
-          if (layout == layouts.end()) {
+          if (layout == layouts.end() && grows) {
+            GroupLayout strided;
+            strided.groups.resize(static_cast<size_t>(stride));
+            for (int m = 0; m < nranks; ++m) {
+              strided.group_of.push_back(m % stride);
+              strided.groups[static_cast<size_t>(m % stride)].push_back(m);
+            }
+            layout = layouts.emplace(key, std::move(strided)).first;
+          } else if (layout == layouts.end()) {
             auto tiled = tile_groups(comm.ranks, nranks);
             if (!tiled) {
               if (nranks % group_size != 0)
@@ -730,11 +759,11 @@ void Replay::Impl::match_collectives() {
           members = layout->second.groups[static_cast<size_t>(block)];
           // Scaled (--ranks), only the whole job's collectives gain members: a data-parallel
           // group that is a sub-group (across tensor-parallel ranks) keeps its size too.
-          if (nranks > w.world_size && r == 0 && !layout->second.consecutive)
+          if (nranks > w.world_size && r == 0 && !layout->second.consecutive && !grows)
             notes.insert(w.source + ": communicator \"" + comm.name + "\" (ranks [" + rank_list(comm.ranks) + "]) keeps its " + std::to_string(group_size) +
                          " members on " + std::to_string(nranks) + " ranks, copied " + std::to_string(nranks / group_size) +
-                         " times: --ranks adds members only to collectives over the whole job, so a data-parallel group that is a sub-group "
-                         "(across tensor-parallel ranks) does not grow");
+                         " times: --ranks adds members only to collectives over the whole job and to the groups --dp-group names "
+                         "(a data-parallel group across tensor-parallel ranks, evenly strided over the job)");
         }
       } else if (comm.ranks.empty()) {
         // No rank list: the group is every trace given, unless the trace says it is larger
@@ -806,10 +835,13 @@ void Replay::Impl::match_collectives() {
         // Scaled to another rank count (--ranks), a data-parallel collective keeps its whole
         // buffer, as the same model on more GPUs does: an all-reduce's, a reduce-scatter's
         // input, an all-gather's output, whose input (the trace's size: the rank's shard)
-        // shrinks as ranks are added. A sub-communicator keeps its size.
-        if (replicated && c.kind == collective::Kind::all_gather && nranks != w.world_size &&
-            (comm.ranks.empty() || static_cast<int>(comm.ranks.size()) >= w.world_size))
-          inst.gather_scale = static_cast<double>(c.group_size > 0 ? c.group_size : w.world_size) / static_cast<double>(members.size());
+        // shrinks as ranks are added. A sub-communicator keeps its size, unless --dp-group
+        // names it.
+        const bool whole_job = comm.ranks.empty() || static_cast<int>(comm.ranks.size()) >= w.world_size;
+        const bool grown = std::find(opt.dp_groups.begin(), opt.dp_groups.end(), comm.name) != opt.dp_groups.end();
+        if (replicated && c.kind == collective::Kind::all_gather && nranks != w.world_size && (whole_job || grown))
+          inst.gather_scale = static_cast<double>(c.group_size > 0 ? c.group_size : whole_job ? w.world_size : static_cast<int>(comm.ranks.size())) /
+                              static_cast<double>(members.size());
         instances.push_back(std::move(inst));
       } else {
         const Instance& inst = instances[it->second];
@@ -908,6 +940,17 @@ void Replay::Impl::match_collectives() {
       inst.members.push_back({r, g.gpu_base + c.gpu_op});
       inst.measured_dur_s = std::min(inst.measured_dur_s, w.gpu_ops[c.gpu_op].dur_ns * 1e-9);
       instance_of[r][ci] = it->second;
+    }
+  }
+  // --dp-group names process groups of the traces.
+  for (const auto& name : opt.dp_groups) {
+    std::set<std::string> names;
+    for (const auto& w : workloads)
+      for (const auto& comm : w.communicators) names.insert(comm.name);
+    if (!names.count(name)) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
+      input_error("", "--dp-group", "no process group \"" + name + "\" in the traces (theirs: " + (list.empty() ? std::string("none") : list) + ")");
     }
   }
   // A collective that some member never reaches would hang: report it now.

@@ -44,6 +44,11 @@ struct ReplayOptions {
   int ranks = 0;                    // 0: the traces' world size (single trace) or trace count
   std::vector<int> placement;       // GPU node per rank; empty: the topology's GPUs in order
   double launch_latency_s = -1;     // < 0: the GPU model's default
+  // Process groups (by name) that are data-parallel: scaled to another rank count, they
+  // grow with it as the whole job's collectives do (a group evenly strided over the job,
+  // as data parallelism across tensor-parallel ranks is: [0, 2] of 4 becomes [0, 2, 4, 6]
+  // of 8). Others keep their size.
+  std::vector<std::string> dp_groups;
 };
 
 // Start and end, seconds of simulated time, of every operation of one rank. The views

@@ -1092,6 +1092,34 @@ TEST(Cli, ScaledSubGroupKeepsItsSizeWithANote) {
   EXPECT_EQ(r.out.find("keeps its"), std::string::npos) << r.out;
 }
 
+// --dp-group: the same trace's data-parallel group [0, 2] (stride 2 over 4 ranks) grows with
+// --ranks 8 to [0, 2, 4, 6] and [1, 3, 5, 7]: 2 all-reduces of 4 members instead of 4 of 2,
+// each slower (more ring steps over the same links). A group that is not evenly strided over
+// the job, or a name no trace has, is refused.
+TEST(Cli, DpGroupGrowsWithTheRanks) {
+  TempDir tmp;
+  const std::string sub = tmp.write("sub.json", rank_trace(0, 4, "2", json::array({0, 2}), 2).dump());
+  CliResult kept = run_cli("run --trace " + q(sub) + " --ranks 8 --topology dgx-a100 --out " + q(tmp.path() + "/kept"));
+  CliResult grown = run_cli("run --trace " + q(sub) + " --ranks 8 --dp-group 2 --topology dgx-a100 --out " + q(tmp.path() + "/grown"));
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  ASSERT_EQ(grown.exit_code, 0) << grown.err;
+  EXPECT_NE(kept.out.find(" 4 collectives"), std::string::npos) << kept.out;
+  EXPECT_NE(grown.out.find(" 2 collectives"), std::string::npos) << grown.out;
+  EXPECT_EQ(grown.out.find("keeps its"), std::string::npos) << grown.out;
+  // Rank 0's all-reduce kernel in the timeline (the step hides it: its CPU time is longer).
+  auto kernel_us = [&](const std::string& dir) {
+    const json timeline = read_json(tmp.path() + "/" + dir + "/timeline.json");
+    for (const auto& e : timeline["traceEvents"])
+      if (e.value("pid", -1) == 0 && e.value("name", "").rfind("ncclKernel_AllReduce", 0) == 0) return e["dur"].get<double>();
+    return -1.0;
+  };
+  EXPECT_GT(kernel_us("kept"), 0);
+  EXPECT_GT(kernel_us("grown"), kernel_us("kept") * 1.2);
+  const std::string tp = tmp.write("tp.json", rank_trace(0, 4, "1", json::array({0, 1}), 2).dump());
+  expect_input_error(run_cli("run --trace " + q(tp) + " --ranks 8 --dp-group 1 --topology dgx-a100"), "--dp-group");
+  expect_input_error(run_cli("run --trace " + q(sub) + " --ranks 8 --dp-group 9 --topology dgx-a100"), "--dp-group");
+}
+
 // Two of a 4-rank job's traces whose all-reduce names neither its group's ranks nor its
 // size: the group is the job (as when one trace is replicated), so ranks 2 and 3 are
 // missing. It was replayed as a 2-rank all-reduce, faster, with only a note.
