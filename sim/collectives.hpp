@@ -167,8 +167,6 @@ class CollectivePlanner {
   CollectivePlan plan(collective::Kind kind, double in_bytes, const std::vector<int>& gpus, const TunerChoices& choices);
 
   const topo::Route& route(int a, int b);
-  // A machine's members (rank order) in NCCL's system order: see collectives.cpp.
-  std::vector<int> system_order(const std::vector<int>& members) const;
   // Whether NCCL would run NVLS on these GPUs (one machine on NVSwitch gen3+; see Structure).
   bool nvls_available(const std::vector<int>& gpus) { return gpus.size() >= 3 && structure(gpus).nvls; }
   // Whether NCCL would run NVLS_TREE on these GPUs (machines on NVSwitch gen3+; see Structure).
@@ -257,6 +255,8 @@ class CollectivePlanner {
   int machine_key(int node) const;
   std::pair<std::vector<int>, std::map<int, std::vector<int>>> group_by_machine(const std::vector<int>& gpus) const;
   CollectivePlan plan_all_to_all(double in_bytes, const std::vector<int>& gpus);
+  // A machine's members (rank order) in NCCL's system order: see collectives.cpp.
+  std::vector<int> system_order(const std::vector<int>& members) const;
   std::vector<Ring> pack_rings(const std::vector<std::vector<int>>& candidates, std::map<std::pair<int, int>, double>& residual, size_t max);
   // The widest rate the hops share, by search capacities (links only, as NCCL's search).
   double bottleneck(const std::vector<std::pair<int, int>>& hops, const std::map<std::pair<int, int>, double>& residual);

@@ -575,10 +575,9 @@ void Replay::Impl::setup() {
       if (workloads[i].world_size != workloads[0].world_size) {
         // A trace without distributedInfo has a world size only by default (1, or its
         // largest group): named as such, not as if it gave one.
-        auto given = [](const Workload& x) { return x.world_size_given; };
-        const Workload& odd = !given(workloads[i]) || given(workloads[0]) ? workloads[i] : workloads[0];
+        const Workload& odd = !workloads[i].world_size_given || workloads[0].world_size_given ? workloads[i] : workloads[0];
         const Workload& other = &odd == &workloads[i] ? workloads[0] : workloads[i];
-        if (!given(odd))
+        if (!odd.world_size_given)
           input_error(odd.source, "distributedInfo.world_size",
                       "absent, so the trace is taken as a job of " + std::to_string(odd.world_size) + " rank(s)" +
                           (odd.world_size_from_groups ? " (its largest process group)" : "") + ", where " + other.source + " gives " +
@@ -693,35 +692,18 @@ void Replay::Impl::match_collectives() {
         continue;
       }
       // Members of this rank's communicator and the group key.
+      const bool named_dp = std::find(opt.dp_groups.begin(), opt.dp_groups.end(), comm.name) != opt.dp_groups.end();
       std::vector<int> members;
       int block = 0;
       if (replicated) {
         const bool world = comm.ranks.empty() || static_cast<int>(comm.ranks.size()) >= w.world_size;
-        // A data-parallel sub-group named by --dp-group grows with the ranks: its stride d
-        // stays (the ranks of one data-parallel replica), its members become nranks / d.
-        const bool grows = !world && nranks != w.world_size && nranks > 1 &&
-                           std::find(opt.dp_groups.begin(), opt.dp_groups.end(), comm.name) != opt.dp_groups.end();
-        int stride = 0;
-        if (grows) {
-          std::vector<int> sorted = comm.ranks;
-          std::sort(sorted.begin(), sorted.end());
-          stride = sorted.size() > 1 ? sorted[1] - sorted[0] : 0;
-          bool even = stride > 0 && sorted.front() < stride && static_cast<long long>(stride) * static_cast<long long>(sorted.size()) == w.world_size;
-          for (size_t k = 1; even && k < sorted.size(); ++k) even = sorted[k] - sorted[k - 1] == stride;
-          if (!even)
-            input_error("", "--dp-group",
-                        "process group \"" + comm.name + "\" of " + w.source + " has ranks [" + rank_list(comm.ranks) +
-                            "]: a data-parallel group to grow must be evenly strided over the whole job (r, r + d, ..., with d x its size = the world size, " +
-                            std::to_string(w.world_size) + ")");
-          if (nranks % stride != 0)
-            input_error("", "--ranks",
-                        std::to_string(nranks) + " ranks cannot keep process group \"" + comm.name + "\"'s stride of " + std::to_string(stride) +
-                            " (the ranks of one data-parallel replica): give a multiple of " + std::to_string(stride));
-        }
+        // A data-parallel sub-group named by --dp-group grows with the ranks (laid out once
+        // per communicator below).
+        const bool grows = !world && nranks != w.world_size && nranks > 1 && named_dp;
         // A communicator smaller than the job (tensor- or pipeline-parallel groups) keeps
         // its size: the replicas are whole copies of it, so --ranks must be a multiple. One
         // rank alone runs every collective as a local copy.
-        const int group_size = world || nranks == 1 ? nranks : grows ? nranks / stride : static_cast<int>(comm.ranks.size());
+        const int group_size = world || nranks == 1 ? nranks : static_cast<int>(comm.ranks.size());
         // The replicas' groups have the trace's layout (tile_groups(): [0, 8] is a
         // data-parallel group across the tensor-parallel ranks of 2 machines). A layout
         // that does not tile the ranks ([0, 15] of 16) falls back to consecutive groups of
@@ -732,6 +714,22 @@ void Replay::Impl::match_collectives() {
           const auto key = std::make_pair(rank_workload[r], static_cast<long long>(c.communicator));
           auto layout = layouts.find(key);
           if (layout == layouts.end() && grows) {
+            // Its stride d stays (the ranks of one data-parallel replica), its members
+            // become nranks / d.
+            std::vector<int> sorted = comm.ranks;
+            std::sort(sorted.begin(), sorted.end());
+            const int stride = sorted.size() > 1 ? sorted[1] - sorted[0] : 0;
+            bool even = stride > 0 && sorted.front() < stride && static_cast<long long>(stride) * static_cast<long long>(sorted.size()) == w.world_size;
+            for (size_t k = 1; even && k < sorted.size(); ++k) even = sorted[k] - sorted[k - 1] == stride;
+            if (!even)
+              input_error("", "--dp-group",
+                          "process group \"" + comm.name + "\" of " + w.source + " has ranks [" + rank_list(comm.ranks) +
+                              "]: a data-parallel group to grow must be evenly strided over the whole job (r, r + d, ..., with d x its size = the world size, " +
+                              std::to_string(w.world_size) + ")");
+            if (nranks % stride != 0)
+              input_error("", "--ranks",
+                          std::to_string(nranks) + " ranks cannot keep process group \"" + comm.name + "\"'s stride of " + std::to_string(stride) +
+                              " (the ranks of one data-parallel replica): give a multiple of " + std::to_string(stride));
             GroupLayout strided;
             strided.groups.resize(static_cast<size_t>(stride));
             for (int m = 0; m < nranks; ++m) {
@@ -838,8 +836,7 @@ void Replay::Impl::match_collectives() {
         // shrinks as ranks are added. A sub-communicator keeps its size, unless --dp-group
         // names it.
         const bool whole_job = comm.ranks.empty() || static_cast<int>(comm.ranks.size()) >= w.world_size;
-        const bool grown = std::find(opt.dp_groups.begin(), opt.dp_groups.end(), comm.name) != opt.dp_groups.end();
-        if (replicated && c.kind == collective::Kind::all_gather && nranks != w.world_size && (whole_job || grown))
+        if (replicated && c.kind == collective::Kind::all_gather && nranks != w.world_size && (whole_job || named_dp))
           inst.gather_scale = static_cast<double>(c.group_size > 0 ? c.group_size : whole_job ? w.world_size : static_cast<int>(comm.ranks.size())) /
                               static_cast<double>(members.size());
         instances.push_back(std::move(inst));
@@ -943,10 +940,10 @@ void Replay::Impl::match_collectives() {
     }
   }
   // --dp-group names process groups of the traces.
+  std::set<std::string> names;
+  for (const auto& w : workloads)
+    for (const auto& comm : w.communicators) names.insert(comm.name);
   for (const auto& name : opt.dp_groups) {
-    std::set<std::string> names;
-    for (const auto& w : workloads)
-      for (const auto& comm : w.communicators) names.insert(comm.name);
     if (!names.count(name)) {
       std::string list;
       for (const auto& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";

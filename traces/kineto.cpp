@@ -573,10 +573,9 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       has_distributed_info = true;
       const std::int64_t world = checked_int(*it, "world_size", path, "distributedInfo", 1, 1, 1'000'000);
       // Without a world size (taken as 1), a rank past 0 is named as what it lacks.
-      if (!it->contains("world_size") && checked_int(*it, "rank", path, "distributedInfo", 0, 0, 1'000'000 - 1) > 0)
-        input_error(path, "distributedInfo.world_size",
-                    "absent, while distributedInfo.rank is " + std::to_string(checked_int(*it, "rank", path, "distributedInfo", 0, 0, 1'000'000 - 1)) +
-                        ": give the job's world size");
+      if (!it->contains("world_size"))
+        if (const std::int64_t given = checked_int(*it, "rank", path, "distributedInfo", 0, 0, 1'000'000 - 1); given > 0)
+          input_error(path, "distributedInfo.world_size", "absent, while distributedInfo.rank is " + std::to_string(given) + ": give the job's world size");
       const std::int64_t rank = checked_int(*it, "rank", path, "distributedInfo", 0, 0, world - 1);
       w.rank = static_cast<int>(rank);
       w.rank_known = it->contains("rank");
