@@ -1133,6 +1133,42 @@ CollectivePlan CollectivePlanner::plan_all_to_all(double in_bytes, const std::ve
   return p;
 }
 
+CollectivePlan CollectivePlanner::plan_send(double bytes, int src, int dst) {
+  if (bytes <= 0 || src == dst) return {};
+  return plan_point_to_point(bytes, {{src, dst}});
+}
+
+// One direct flow per (sender, receiver) pair, not NCCL's ring channels; the slowest pair
+// sets the protocol and the latency.
+CollectivePlan CollectivePlanner::plan_point_to_point(double in_bytes, const std::vector<std::pair<int, int>>& pairs) {
+  CollectivePlan p;
+  const Kind kind = Kind::send_recv;
+  bool network = false, nv = true;
+  double bw = INFINITY;
+  double shm_step = 0, plugin = 0;
+  for (const auto& [a, b] : pairs) {
+    const auto& r = route(a, b);
+    network = network || r.network;
+    nv = nv && r.nvlink;
+    bw = std::min(bw, r.bottleneck_Bps);
+    if (r.shm()) bw = std::min(bw, collective::shm_transport_Bps());
+    shm_step = std::max(shm_step, shm_step_s(a, b));
+    plugin = std::max(plugin, net_plugin_latency_s(a, b));
+  }
+  // One network hop makes it Simple for all.
+  p.protocol = p2p_protocol(in_bytes, network);
+  const double eff = collective::protocol_efficiency(p.protocol, kind, network);
+  for (const auto& [a, b] : pairs) p.flows.push_back({a, b, in_bytes / eff / indirect_factor(a, b)});
+  p.link_class = network ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
+  p.channels = 1;
+  p.bandwidth_Bps = bw;
+  p.bottleneck_bytes = flows_bound_s(p.flows) * bw;
+  p.steps = 1;
+  p.hop_steps = 1;
+  p.latency_s = collective::latency_s(p.protocol, p.link_class, 1) + shm_step + plugin_step_s(p.protocol, plugin);
+  return p;
+}
+
 CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::vector<int>& gpus, const TunerChoices& choices) {
   CollectivePlan p;
   const int n = static_cast<int>(gpus.size());
@@ -1140,35 +1176,10 @@ CollectivePlan CollectivePlanner::plan(Kind kind, double in_bytes, const std::ve
   if (kind == Kind::all_to_all) return plan_all_to_all(in_bytes, gpus);
   if (kind == Kind::send_recv) {
     // Every rank sends its buffer to the next rank and receives from the previous one (as
-    // nccl-tests' sendrecv_perf does): one direct flow per rank, not NCCL's ring channels.
-    bool network = false, nv = true;
-    double bw = INFINITY;
-    double shm_step = 0, plugin = 0;
-    for (int i = 0; i < n; ++i) {
-      const int a = gpus[i], b = gpus[(i + 1) % n];
-      const auto& r = route(a, b);
-      network = network || r.network;
-      nv = nv && r.nvlink;
-      bw = std::min(bw, r.bottleneck_Bps);
-      if (r.shm()) bw = std::min(bw, collective::shm_transport_Bps());
-      shm_step = std::max(shm_step, shm_step_s(a, b));
-      plugin = std::max(plugin, net_plugin_latency_s(a, b));
-    }
-    // The ring's slowest peer sets the pace: one network hop makes it Simple for all.
-    p.protocol = p2p_protocol(in_bytes, network);
-    const double eff = collective::protocol_efficiency(p.protocol, kind, network);
-    for (int i = 0; i < n; ++i) {
-      const int a = gpus[i], b = gpus[(i + 1) % n];
-      p.flows.push_back({a, b, in_bytes / eff / indirect_factor(a, b)});
-    }
-    p.link_class = network ? LinkClass::network : nv ? LinkClass::nvlink : LinkClass::pcie;
-    p.channels = 1;
-    p.bandwidth_Bps = bw;
-    p.bottleneck_bytes = flows_bound_s(p.flows) * bw;
-    p.steps = 1;
-    p.hop_steps = 1;
-    p.latency_s = collective::latency_s(p.protocol, p.link_class, 1) + shm_step + plugin_step_s(p.protocol, plugin);
-    return p;
+    // nccl-tests' sendrecv_perf does).
+    std::vector<std::pair<int, int>> pairs;
+    for (int i = 0; i < n; ++i) pairs.emplace_back(gpus[i], gpus[(i + 1) % n]);
+    return plan_point_to_point(in_bytes, pairs);
   }
   const Structure& s = structure(gpus);
   p.link_class = s.link_class;

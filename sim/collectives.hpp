@@ -166,6 +166,14 @@ class CollectivePlanner {
   // `choices` (LL up to 16 KiB per peer inside a machine, Simple otherwise).
   CollectivePlan plan(collective::Kind kind, double in_bytes, const std::vector<int>& gpus, const TunerChoices& choices);
 
+  // plan_send()
+  //
+  // One send of `bytes` from GPU node `src` to `dst` and its matching receive (NCCL's
+  // point-to-point: one direct flow, LL up to 16 KiB inside a machine, Simple otherwise,
+  // staged through host memory where P2P is off). Empty plan for 0 bytes or src == dst.
+  // Throws InputError if dst cannot be reached.
+  CollectivePlan plan_send(double bytes, int src, int dst);
+
   const topo::Route& route(int a, int b);
   // Whether NCCL would run NVLS on these GPUs (one machine on NVSwitch gen3+; see Structure).
   bool nvls_available(const std::vector<int>& gpus) { return gpus.size() >= 3 && structure(gpus).nvls; }
@@ -179,6 +187,8 @@ class CollectivePlanner {
   std::string bound_by(const std::vector<Flow>& flows);
 
  private:
+  CollectivePlan plan_point_to_point(double in_bytes, const std::vector<std::pair<int, int>>& pairs);
+
   struct Ring {
     std::vector<int> order;  // GPU nodes
     double bandwidth_Bps;

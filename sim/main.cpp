@@ -435,12 +435,13 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   std::printf("breakdown of the median step (%s): compute %.3f ms, exposed communication %.3f ms, memcpy %.3f ms, idle %.3f ms\n",
               of.c_str(), rep.breakdown.compute_s * 1e3, rep.breakdown.exposed_communication_s * 1e3, rep.breakdown.memcpy_s * 1e3,
               std::max(0.0, rep.breakdown.idle_s) * 1e3);  // rounding of the parts leaves -1e-16 s ("-0.000")
-  std::printf("summary: predicted %.3f ms vs measured %.3f ms%s per iteration (median of %zu), %s %+.2f%%; %llu ops, %llu flows, %llu collectives in %.3f s\n",
+  std::printf("summary: predicted %.3f ms vs measured %.3f ms%s per iteration (median of %zu), %s %+.2f%%; %llu ops, %llu flows, %llu collectives%s in %.3f s\n",
               rep.predicted_iteration_s * 1e3, rep.measured_iteration_s * 1e3,
               what_if ? (" on " + std::to_string(ws[0].world_size) + " rank(s)").c_str() : "",
               static_cast<size_t>(std::count_if(rep.iterations.begin(), rep.iterations.end(), [](const auto& r) { return !r.warmup && !r.empty; })),
               what_if ? "change" : "error", rep.error_pct, static_cast<unsigned long long>(result.ops_simulated), static_cast<unsigned long long>(result.flows),
-              static_cast<unsigned long long>(result.collectives), wall);
+              static_cast<unsigned long long>(result.collectives),
+              result.p2p_paired ? (", " + std::to_string(result.p2p_paired) + " sends paired with their receives").c_str() : "", wall);
   // Every note goes to the terminal and into summary.json.
   for (const auto& w : ws)
     if (w.synthetic) rep.notes.push_back(w.source + " is a synthetic trace: its \"measured\" times come from its generator, not from hardware");
@@ -488,9 +489,18 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   for (const auto& n : result.notes) rep.notes.push_back(n);
   for (const auto& n : topo::long_reach_notes(topology)) rep.notes.push_back(n);
   if (const auto changed = format_overridden_params(); !changed.empty()) rep.notes.push_back("model parameters set: " + changed);
-  if (result.p2p_at_measured_duration)
-    rep.notes.push_back(std::to_string(result.p2p_at_measured_duration) +
-                        " send/recv operation(s) ran at their measured duration: the traces do not say which peer each one talks to");
+  if (result.p2p_at_measured_duration) {
+    // Why they were not paired with their peers, the commonest first.
+    std::vector<std::pair<std::uint64_t, std::string>> why = {
+        {result.p2p_without_peer, "the traces do not say which peer they talk to (PyTorch 2.4+ records it for single sends and receives, not batched ones)"},
+        {result.p2p_peer_without_trace, "their peers' traces were not given"},
+        {result.p2p_replicated, "a replicated trace's peers are ranks of the run it was captured on"}};
+    std::stable_sort(why.begin(), why.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string reasons;
+    for (const auto& [n, text] : why)
+      if (n) reasons += (reasons.empty() ? "" : "; ") + (n == result.p2p_at_measured_duration ? text : std::to_string(n) + ": " + text);
+    rep.notes.push_back(std::to_string(result.p2p_at_measured_duration) + " send/recv operation(s) ran at their measured duration: " + reasons);
+  }
   if (result.unequal_all_to_all)
     rep.notes.push_back(std::to_string(result.unequal_all_to_all) +
                         " all_to_all(s) moved different amounts on different ranks (all_to_allv) and were modelled as even ones of the largest");

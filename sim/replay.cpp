@@ -380,6 +380,7 @@ struct Replay::Impl {
     int captured_ranks = 0;  // ranks of the communicator when the trace was captured (0: unknown)
     bool unequal = false;    // all_to_allv: the ranks' sizes differ (in_bytes is the largest)
     bool p2p = false;        // a send or receive, run alone at its measured duration
+    int p2p_src = -1, p2p_dst = -1;  // a send paired with its receive: the sender's and receiver's slots
     std::vector<int> member_slots;  // the members as the first trace to launch it lists them (slots, sorted)
     int flows_left = 0;
     CollectivePlan plan;
@@ -406,6 +407,9 @@ struct Replay::Impl {
   std::unique_ptr<Platform> platform;
   std::vector<std::uint64_t> worklist;
   std::uint64_t completed = 0, total = 0, flows = 0, instances_done = 0, no_size = 0, unequal_all_to_all = 0, p2p_at_measured = 0;
+  // Sends and receives at their measured duration, by why: no peer in the trace, the peer's
+  // trace not given, a replicated trace (its peers are the capture's ranks); and those paired.
+  std::uint64_t p2p_no_peer = 0, p2p_peer_absent = 0, p2p_replicated = 0, p2p_paired = 0;
   struct CommTag {
     bool collective;
     int rank;
@@ -660,6 +664,10 @@ void Replay::Impl::match_collectives() {
   std::map<std::string, std::vector<NamedGroup>> groups_of_name;
   std::map<std::pair<std::string, std::vector<int>>, int> block_of_group;  // (name, members) -> its index there
   std::map<std::pair<int, std::int32_t>, int> block_of_comm;                 // (rank slot, communicator) -> its block
+  // Sends and receives by (process group, sender, receiver): how many each side has met
+  // (sends, receives), and the k-th pair's instance.
+  std::map<std::tuple<std::string, int, int>, std::array<std::uint64_t, 2>> p2p_count;
+  std::map<std::tuple<std::string, int, int, std::uint64_t>, std::int32_t> p2p_by_key;
   if (!replicated)
     for (int m = 0; m < nranks; ++m) slot_of_rank.emplace(workloads[rank_workload[m]].rank, m);
   // "all_reduce of 12.0 MiB", with the exact bytes where two sizes would read the same.
@@ -675,9 +683,49 @@ void Replay::Impl::match_collectives() {
     for (size_t ci = 0; ci < w.collectives.size(); ++ci) {
       const auto& c = w.collectives[ci];
       const auto& comm = w.communicators[c.communicator];
+      if (c.kind == collective::Kind::send_recv && c.peer >= 0 && !replicated && slot_of_rank.count(c.peer)) {
+        // A send and the peer's receive (PyTorch 2.4+ records the peer): the k-th send from
+        // rank a to rank b on a process group pairs with b's k-th receive from a there, and
+        // moves its bytes from a's GPU to b's once both have launched (NCCL's rendezvous).
+        const bool sends = c.p2p_role == trace::P2pRole::send;
+        const int src = sends ? w.rank : c.peer, dst = sends ? c.peer : w.rank;
+        const std::uint64_t k = p2p_count[{comm.name, src, dst}][sends ? 0 : 1]++;
+        auto [it, inserted] = p2p_by_key.emplace(std::make_tuple(comm.name, src, dst, k), static_cast<std::int32_t>(instances.size()));
+        if (inserted) {
+          Instance inst;
+          inst.label = "send #" + std::to_string(k) + " from rank " + std::to_string(src) + " to rank " + std::to_string(dst) +
+                       " on communicator \"" + comm.name + "\"";
+          inst.expected = 2;
+          inst.kind = c.kind;
+          inst.in_bytes = static_cast<double>(c.in_bytes);
+          inst.p2p_src = slot_of_rank.at(src);
+          inst.p2p_dst = slot_of_rank.at(dst);
+          inst.member_slots = {std::min(inst.p2p_src, inst.p2p_dst), std::max(inst.p2p_src, inst.p2p_dst)};
+          inst.comm_name = comm.name;
+          instances.push_back(std::move(inst));
+        } else if (const Instance& inst = instances[it->second]; inst.in_bytes != static_cast<double>(c.in_bytes)) {
+          // Sizes as the sender and the receiver give them.
+          const auto mine = c.in_bytes, theirs = static_cast<std::uint64_t>(inst.in_bytes);
+          const bool exact = human_bytes(static_cast<double>(mine)) == human_bytes(inst.in_bytes);
+          auto size = [exact](std::uint64_t b) {
+            return b == 0 ? std::string("an unknown size") : exact ? std::to_string(b) + " B" : human_bytes(static_cast<double>(b));
+          };
+          input_error(w.source, "rank " + std::to_string(w.rank) + ", " + inst.label,
+                      "mismatched send/recv: rank " + std::to_string(src) + " sends " + size(sends ? mine : theirs) + ", rank " + std::to_string(dst) +
+                          " receives " + size(sends ? theirs : mine) + " (" + workloads[rank_workload[slot_of_rank.at(sends ? dst : src)]].source +
+                          "): sends and receives between two ranks pair in order, so one missing or extra shifts the later pairs");
+        }
+        Instance& inst = instances[it->second];
+        inst.members.push_back({r, g.gpu_base + c.gpu_op});
+        inst.measured_dur_s = std::min(inst.measured_dur_s, w.gpu_ops[c.gpu_op].dur_ns * 1e-9);
+        instance_of[r][ci] = it->second;
+        continue;
+      }
       if (c.kind == collective::Kind::send_recv) {
-        // Point-to-point: the traces do not say which peer each send or receive talks to
-        // (a pipeline's ranks run different ones), so each runs alone at its measured time.
+        // Point-to-point whose peer is not recorded (a batched send/recv, an older PyTorch),
+        // has no trace here, or is a rank of the replicated trace's capture: each runs alone
+        // at its measured time.
+        ++(c.peer < 0 ? p2p_no_peer : replicated ? p2p_replicated : p2p_peer_absent);
         Instance inst;
         inst.label = "send/recv #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\" on rank " + std::to_string(w.rank);
         inst.expected = 1;
@@ -953,6 +1001,17 @@ void Replay::Impl::match_collectives() {
   // A collective that some member never reaches would hang: report it now.
   for (const auto& inst : instances) {
     if (static_cast<int>(inst.members.size()) == inst.expected) continue;
+    if (inst.p2p_src >= 0) {
+      // A send without its receive, or a receive without its send.
+      const bool sent = inst.members.front().rank == inst.p2p_src;
+      const int src = rank_id(inst.p2p_src), dst = rank_id(inst.p2p_dst);
+      const auto& counts = p2p_count.at({inst.comm_name, src, dst});
+      input_error(workloads[rank_workload[sent ? inst.p2p_dst : inst.p2p_src]].source, inst.label,
+                  "rank " + std::to_string(sent ? dst : src) + (sent ? " never receives it, which rank " : " never sends it, which rank ") +
+                      std::to_string(sent ? src : dst) + (sent ? " sends" : " receives") + "; the job would hang (rank " + std::to_string(src) +
+                      " sends " + std::to_string(counts[0]) + " time(s) to rank " + std::to_string(dst) + " on this communicator, which receives " +
+                      std::to_string(counts[1]) + " time(s) from it)");
+    }
     std::set<int> present;
     for (const auto& m : inst.members) present.insert(m.rank);
     std::vector<int> reached, missing;
@@ -1233,7 +1292,8 @@ ReplayResult Replay::run() {
       if (!algo && !inst.algorithm.empty() && inst.algorithm != "RING" && inst.algorithm != "TREE") ++m.algorithm_not_kept[inst.algorithm];
     }
     try {
-      inst.plan = planner->plan(inst.kind, inst.in_bytes * inst.gather_scale, gpus, proto, algo);
+      inst.plan = inst.p2p_src >= 0 ? planner->plan_send(inst.in_bytes, m.rank_gpu[inst.p2p_src], m.rank_gpu[inst.p2p_dst])
+                                    : planner->plan(inst.kind, inst.in_bytes * inst.gather_scale, gpus, proto, algo);
     } catch (const InputError& e) {
       // Which collective needs the route (a sub-communicator's relays are its own GPUs).
       throw InputError(std::string(e.what()) + " (for " + inst.label + ", ranks [" + m.rank_list(ranks) + "])");
@@ -1274,10 +1334,18 @@ ReplayResult Replay::run() {
   ReplayResult res;
   res.makespan_s = sg4::Engine::get_clock();
   res.flows = m.flows;
-  res.collectives = m.instances_done - m.p2p_at_measured;  // sends and receives are counted apart
+  // Sends and receives are counted apart.
+  const auto paired = static_cast<std::uint64_t>(
+      std::count_if(m.instances.begin(), m.instances.end(), [](const Impl::Instance& i) { return i.p2p_src >= 0; }));
+  res.collectives = m.instances_done - m.p2p_at_measured - paired;
+  res.p2p_paired = paired;
   res.collectives_without_size = m.no_size;
   res.unequal_all_to_all = m.unequal_all_to_all;
   res.p2p_at_measured_duration = m.p2p_at_measured;
+  res.p2p_without_peer = m.p2p_no_peer;
+  res.p2p_peer_without_trace = m.p2p_peer_absent;
+  res.p2p_replicated = m.p2p_replicated;
+
   for (const auto& [name, count] : m.algorithm_not_kept)
     m.notes.insert(std::to_string(count) + " collective(s) whose kernels name " + name + " ran as the tuner chooses: " +
                    (name == "NVLS" || name == "NVLS_TREE" ? "this topology cannot run " + name + " for their GPUs" : "composim does not model " + name) +

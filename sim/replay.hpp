@@ -18,12 +18,16 @@
 //     waited in the measurement.
 //   * A collective kernel starts moving data when every member rank has reached it; its
 //     ring flows run on the topology, then all members end together after NCCL's latency.
+//   * A send whose trace names its peer pairs with the peer's receive (the k-th from a to b
+//     on a process group with the k-th b receives from a): one flow from a's GPU to b's
+//     once both have launched. Other sends and receives last their measured duration.
 //
 // SimGrid is the event engine: fixed durations are SimGrid kernel timers and data
 // movement is SimGrid communications; this file only tracks dependencies.
 //
 // Errors: Replay's constructor throws InputError for inconsistent inputs (more ranks than
-// GPUs, a collective some rank never reaches, mismatched collective sizes); run() throws
+// GPUs, a collective some rank never reaches, mismatched collective sizes, a send without
+// its receive or of another size); run() throws
 // InputError if the simulation stops with operations that never ran (a deadlock), naming
 // the collectives and ranks involved.
 #pragma once
@@ -85,7 +89,11 @@ struct ReplayResult {
   std::uint64_t collectives = 0;      // collective instances completed
   std::uint64_t collectives_without_size = 0;  // replayed at measured duration
   std::uint64_t unequal_all_to_all = 0;        // all_to_allv: sizes differ across ranks, modelled at the largest
-  std::uint64_t p2p_at_measured_duration = 0;  // sends and receives (peers unknown), each at its measured duration
+  std::uint64_t p2p_at_measured_duration = 0;  // sends and receives not paired, each at its measured duration; of which:
+  std::uint64_t p2p_without_peer = 0;          //   the trace does not name the peer
+  std::uint64_t p2p_peer_without_trace = 0;    //   the peer's trace was not given
+  std::uint64_t p2p_replicated = 0;            //   of a replicated trace (its peers are the capture's ranks)
+  std::uint64_t p2p_paired = 0;                // sends paired with their receives (each a flow between the two GPUs)
   std::vector<std::string> notes;              // what the replay assumed (e.g. a group layout it could not copy)
   // Bytes carried by each topology link: [link][0] from -> to, [link][1] to -> from.
   std::vector<std::array<double, 2>> link_bytes;

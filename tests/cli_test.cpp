@@ -2279,6 +2279,50 @@ TEST(Cli, ReplayKeepsGroupStridesAndTakesAllToAllv) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("24 send/recv operation(s) ran at their measured duration"), std::string::npos) << r.out;
   EXPECT_EQ(summary_of(d.path() + "/pp")["send_recv_at_measured_duration"].get<int>(), 24);
+  EXPECT_NE(r.out.find("the traces do not say which peer they talk to"), std::string::npos) << r.out;
+  // With their peers named (PyTorch 2.4+), rank 0's sends pair with rank 1's receives: flows
+  // on the topology, not measured durations. Replicated (both ranks run rank 0's sends),
+  // nothing receives them: each at its measured duration.
+  fs::create_directories(d.path() + "/p2p_peers");
+  for (int rank = 0; rank < 2; ++rank) {
+    json t = example_trace(rank, [&](json& e) {
+      auto& a = e["args"];
+      a["Collective name"] = rank == 0 ? "send" : "recv";
+      a[rank == 0 ? "Dst Rank" : "Src Rank"] = 1 - rank;
+      e["name"] = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
+    });
+    std::ofstream(d.path() + "/p2p_peers/r" + std::to_string(rank) + ".json") << t;
+  }
+  r = run_cli("run --trace " + d.path() + "/p2p_peers --topology composable-falcon4016 --out " + d.path() + "/paired");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("12 sends paired with their receives"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("measured duration"), std::string::npos) << r.out;
+  const json paired = summary_of(d.path() + "/paired");
+  EXPECT_EQ(paired["send_recv_paired"].get<int>(), 12);
+  EXPECT_EQ(paired["send_recv_at_measured_duration"].get<int>(), 0);
+  EXPECT_EQ(paired["collectives"].get<int>(), 0);
+  r = run_cli("run --trace " + d.path() + "/p2p_peers/r0.json --topology composable-falcon4016");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("24 send/recv operation(s) ran at their measured duration: a replicated trace's peers are ranks of the run it was captured on"),
+            std::string::npos)
+      << r.out;
+  // Traces of ranks 0 and 1 of a 4-rank pipeline, each talking to a rank without a trace.
+  fs::create_directories(d.path() + "/p2p_half");
+  for (int rank = 0; rank < 2; ++rank) {
+    json t = example_trace(rank, [&](json& e) {
+      auto& a = e["args"];
+      a["Collective name"] = rank == 0 ? "send" : "recv";
+      a[rank == 0 ? "Dst Rank" : "Src Rank"] = 2 + rank;
+      a["Group size"] = 4;
+      a["Process Group Ranks"] = "[0, 1, 2, 3]";
+    });
+    t["distributedInfo"]["world_size"] = 4;
+    t["distributedInfo"].erase("pg_config");
+    std::ofstream(d.path() + "/p2p_half/r" + std::to_string(rank) + ".json") << t;
+  }
+  r = run_cli("run --trace " + d.path() + "/p2p_half --topology composable-falcon4016");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("24 send/recv operation(s) ran at their measured duration: their peers' traces were not given"), std::string::npos) << r.out;
 
   r = run_cli("run --trace " + source_dir() + "/examples/traces/ddp2_rank0.json --topology composable-falcon4016 --ranks 16");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -744,3 +744,65 @@ TEST(Importer, EventNameMustBeAString) {
     EXPECT_EQ(std::string(e.what()), d.path() + "/s.json: traceEvents[0]: \"name\" must be a string, not 7");
   }
 }
+
+// A single send or receive names its peer's global rank (PyTorch 2.4+: "Dst Rank" on a
+// send, "Src Rank" on a receive, a number or a numeric string); the IR keeps it. A peer
+// that is not a rank, is the trace's own rank or is outside the job is an error naming
+// the event; so is an IR peer without a direction.
+TEST(Importer, SendAndReceiveNameTheirPeer) {
+  TempDir d;
+  auto trace = [&](const std::string& send_peer, const std::string& recv_peer) {
+    const std::string kernel = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
+    return R"({"distributedInfo": {"rank": 1, "world_size": 4}, "traceEvents": [
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 0, "dur": 5, "args": {"correlation": 1}},
+      {"ph": "X", "cat": "kernel", "name": ")" + kernel + R"(", "pid": 0, "tid": 9, "ts": 10, "dur": 20,
+       "args": {"device": 0, "stream": 9, "correlation": 1, "Collective name": "send", "In msg nelems": 256, "dtype": "Float",
+                "Group size": 4, "Process Group Name": "0", "Process Group Ranks": "[0, 1, 2, 3]", "Dst Rank": )" + send_peer + R"(}},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 40, "dur": 5, "args": {"correlation": 2}},
+      {"ph": "X", "cat": "kernel", "name": ")" + kernel + R"(", "pid": 0, "tid": 9, "ts": 50, "dur": 20,
+       "args": {"device": 0, "stream": 9, "correlation": 2, "Collective name": "recv", "In msg nelems": 256, "dtype": "Float",
+                "Group size": 4, "Process Group Name": "0", "Process Group Ranks": "[0, 1, 2, 3]", "Src Rank": )" + recv_peer + R"(}}]})";
+  };
+  const auto w = trace::import_kineto(d.write("t.json", trace("2", "\"0\"")));
+  ASSERT_EQ(w.collectives.size(), 2u);
+  EXPECT_EQ(w.collectives[0].kind, collective::Kind::send_recv);
+  EXPECT_EQ(w.collectives[0].p2p_role, trace::P2pRole::send);
+  EXPECT_EQ(w.collectives[0].peer, 2);
+  EXPECT_EQ(w.collectives[1].p2p_role, trace::P2pRole::recv);
+  EXPECT_EQ(w.collectives[1].peer, 0);
+  const auto back = trace::load_workload(d.write("t.ir.json", trace::workload_to_json(w)));
+  EXPECT_EQ(back.collectives[0].p2p_role, trace::P2pRole::send);
+  EXPECT_EQ(back.collectives[0].peer, 2);
+  EXPECT_EQ(back.collectives[1].p2p_role, trace::P2pRole::recv);
+  EXPECT_EQ(back.collectives[1].peer, 0);
+
+  auto error = [&](const std::string& text) {
+    try {
+      trace::import_kineto(d.write("bad.json", text));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(trace("\"two\"", "0")), d.path() + "/bad.json: traceEvents[1].args: \"Dst Rank\" = \"two\" is not a rank (expected the destination's global rank, e.g. 1)");
+  EXPECT_EQ(error(trace("2", "-1")), d.path() + "/bad.json: traceEvents[3].args: \"Src Rank\" = -1 is not a rank (expected the source's global rank, e.g. 1)");
+  EXPECT_EQ(error(trace("1", "0")), d.path() + "/bad.json: collectives[0]: peer 1 is this trace's own rank: a send needs another rank of the job");
+  EXPECT_EQ(error(trace("2", "4")), d.path() + "/bad.json: collectives[1]: peer 4 is not a rank of the job (world size 4): a receive needs another rank of the job");
+
+  auto doc = nlohmann::json::parse(trace::workload_to_json(w));
+  doc["collectives"][0].erase("p2p");
+  try {
+    trace::load_workload(d.write("w.ir.json", doc.dump()));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("collectives[0]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"p2p\""), std::string::npos) << e.what();
+  }
+  doc["collectives"][0]["p2p"] = "sideways";
+  try {
+    trace::load_workload(d.write("w.ir.json", doc.dump()));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("collectives[0].p2p: \"sideways\" is not send or recv"), std::string::npos) << e.what();
+  }
+}

@@ -270,3 +270,65 @@ TEST(Replay, V100Ll128AllReduceTakesTheEmulationsTime) {
     EXPECT_NEAR((res.ranks[rank].gpu_end[0] - res.ranks[rank].gpu_start[0]) / us, std::stod(f[5]), 0.01) << "rank " << rank;
   }
 }
+
+namespace {
+// Rank r's trace of a send to or a receive from the other rank, of `nelems` floats, launched
+// at `at_us` (one kernel each, `count` times, 100 us apart).
+std::string p2p_trace(int rank, bool send, double at_us, long nelems, int count = 1) {
+  char d[256];
+  std::snprintf(d, sizeof d, R"("distributedInfo":{"rank":%d,"world_size":2,"pg_config":[{"pg_name":"0","backend_config":"cuda:nccl","ranks":[0,1]}]},)", rank);
+  char args[512];
+  std::snprintf(args, sizeof args,
+                R"(,"Collective name":"%s","In msg nelems":%ld,"dtype":"Float","Group size":2,"Process Group Name":"0","Process Group Ranks":"[0, 1]","%s":%d)",
+                send ? "send" : "recv", nelems, send ? "Dst Rank" : "Src Rank", 1 - rank);
+  std::vector<std::string> ev;
+  if (at_us > 0) ev.push_back(call("cudaFree", 1, 0, at_us, 99));  // the CPU is busy until then
+  for (int k = 0; k < count; ++k) {
+    ev.push_back(call("cudaLaunchKernel", 1, at_us + 100 * k, 5, k + 1));
+    ev.push_back(kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20, at_us + 100 * k + 7, 90, k + 1, args));
+  }
+  return trace_doc(ev, d);
+}
+}  // namespace
+
+// A send of 14.4 MB from rank 0 and its receive on rank 1, posted 500 us later: no data
+// moves before the receive is posted (NCCL's rendezvous), then one flow crosses the switch
+// at the Gen4 x16 rate x 0.914 (Simple, efficiency 1), plus the route's latency and one
+// step of NCCL's latency; both kernels end together.
+TEST(Replay, SendPairsWithItsReceive) {
+  NEED_ENGINE();
+  auto res = replay({p2p_trace(0, true, 0, 3600000), p2p_trace(1, false, 500, 3600000)});
+  const double bw = 16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.914;
+  const double expected = 507 * us + 3600000.0 * 4 / bw + 105e-9 + collective::latency_s(collective::Protocol::simple, collective::LinkClass::pcie, 1);
+  EXPECT_NEAR(res.ranks[0].gpu_start[0], 7 * us, 1e-12);  // the send starts and waits
+  EXPECT_NEAR(res.ranks[0].gpu_end[0], expected, 1e-9);
+  EXPECT_NEAR(res.ranks[1].gpu_end[0], expected, 1e-9);
+  EXPECT_EQ(res.p2p_paired, 1u);
+  EXPECT_EQ(res.p2p_at_measured_duration, 0u);
+  EXPECT_EQ(res.collectives, 0u);
+  EXPECT_EQ(res.flows, 1u);
+}
+
+// Two sends and one receive: the second send would wait for ever. An error naming both
+// ranks and the counts, before anything runs; so is a receive of another size.
+TEST(Replay, SendWithoutItsReceiveIsAnError) {
+  NEED_ENGINE();
+  try {
+    replay({p2p_trace(0, true, 0, 1000, 2), p2p_trace(1, false, 0, 1000, 1)});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("t1.json: send #1 from rank 0 to rank 1 on communicator \"0\": rank 1 never receives it, which rank 0 sends; the job "
+                                         "would hang (rank 0 sends 2 time(s) to rank 1 on this communicator, which receives 1 time(s) from it)"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    replay({p2p_trace(0, true, 0, 1000), p2p_trace(1, false, 0, 1024)});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("t1.json: rank 1, send #0 from rank 0 to rank 1 on communicator \"0\": mismatched send/recv: rank 0 sends 3.9 KiB, "
+                                         "rank 1 receives 4.0 KiB (" ),
+              std::string::npos)
+        << e.what();
+  }
+}

@@ -379,7 +379,7 @@ std::optional<std::int64_t> exact_ns_of_decimal(std::string_view text) {
 const std::set<std::string, std::less<>> kArgsRead = {
     "correlation",     "stream",         "device",     "bytes",      "wait_on_stream",      "wait_on_cuda_event_record_corr_id",
     "Collective name", "dtype",          "Group size", "In msg nelems", "Out msg nelems", "Process Group Name",
-    "Process Group Ranks"};
+    "Process Group Ranks", "Dst Rank",       "Src Rank"};
 
 // A DOM builder for nlohmann's SAX parser that keeps only what the importer reads: an event
 // it does not read becomes an empty object as soon as it is parsed, so that the others keep
@@ -832,6 +832,20 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         c.group_size = static_cast<int>(get_int(a, "Group size", 0));
         const size_t event_index = static_cast<size_t>(g.ev - &(*events)[0]);
         const std::string args_place = "traceEvents[" + std::to_string(event_index) + "].args";
+        // A single send or receive: PyTorch 2.4+ gives its peer's global rank, which lets the
+        // replay pair it with that rank's receive or send (Workload::validate() checks it is
+        // a rank of the job and of the group). Batched ones ("coalesced") name no peer.
+        if (const std::string cname = get_str(a, "Collective name"); kind == collective::Kind::send_recv && (cname == "send" || cname == "recv")) {
+          const char* key = cname == "send" ? "Dst Rank" : "Src Rank";
+          if (a.contains(key)) {
+            const std::int64_t peer = get_int(a, key, -1);
+            if (peer < 0 || peer > INT32_MAX)
+              input_error(path, args_place, std::string("\"") + key + "\" = " + shown_value(a[key]) + " is not a rank (expected the " +
+                                                (cname == "send" ? "destination" : "source") + "'s global rank, e.g. 1)");
+            c.p2p_role = cname == "send" ? P2pRole::send : P2pRole::recv;
+            c.peer = static_cast<int>(peer);
+          }
+        }
         std::string pg = get_str(a, "Process Group Name");
         if (pg.empty()) pg = "world";
         auto [cit, cnew] = comm_index.emplace(pg, static_cast<std::int32_t>(w.communicators.size()));

@@ -37,6 +37,15 @@ std::string_view to_string(CopyKind k) {
   return "?";
 }
 
+std::string_view to_string(P2pRole r) {
+  switch (r) {
+    case P2pRole::none: return "none";
+    case P2pRole::send: return "send";
+    case P2pRole::recv: return "recv";
+  }
+  return "?";
+}
+
 std::size_t Workload::count(GpuOpKind k) const {
   return static_cast<std::size_t>(std::count_if(gpu_ops.begin(), gpu_ops.end(), [k](const GpuOp& g) { return g.kind == k; }));
 }
@@ -114,6 +123,20 @@ void Workload::check() const {
                       (r.empty() ? "no ranks listed, so all " + std::to_string(world_size) + " ranks of the job (world_size)"
                                  : std::to_string(members) + " ranks") +
                       ": they must agree");
+    // A send's or receive's peer is another rank of its communicator: the replay pairs it
+    // with that rank's receive or send.
+    if (c.peer >= 0 || c.p2p_role != P2pRole::none) {
+      const std::string place = "collectives[" + std::to_string(i) + "]";
+      if (c.kind != collective::Kind::send_recv) input_error(source, place, "has a peer but is a " + std::string(collective::to_string(c.kind)) + ", not a send or receive");
+      if ((c.peer >= 0) != (c.p2p_role != P2pRole::none)) input_error(source, place, "a peer needs a direction (send or recv) and a direction needs a peer");
+      if (c.peer >= world_size || c.peer == rank)
+        input_error(source, place,
+                    "peer " + std::to_string(c.peer) + " is " + (c.peer == rank ? "this trace's own rank" : "not a rank of the job (world size " + std::to_string(world_size) + ")") +
+                        ": a " + (c.p2p_role == P2pRole::send ? "send" : "receive") + " needs another rank of the job");
+      if (!r.empty() && std::find(r.begin(), r.end(), c.peer) == r.end())
+        input_error(source, place,
+                    "peer " + std::to_string(c.peer) + " is not a rank of communicator \"" + communicators[c.communicator].name + "\" (ranks [" + rank_list_text(r, 16) + "])");
+    }
     auto [it, inserted] = seen.emplace(std::make_tuple(c.communicator, c.seq, c.kind == collective::Kind::send_recv), i);
     if (!inserted)
       input_error(source, "collectives[" + std::to_string(i) + "]",

@@ -30,9 +30,11 @@ namespace composim::trace {
 
 enum class GpuOpKind : std::uint8_t { kernel, memcpy, memset, collective };
 enum class CopyKind : std::uint8_t { none, htod, dtoh, dtod, ptop, htoh };
+enum class P2pRole : std::uint8_t { none, send, recv };
 
 std::string_view to_string(GpuOpKind k);
 std::string_view to_string(CopyKind k);
+std::string_view to_string(P2pRole r);
 
 // Ranks as messages and notes print them: "0, 1, 2", the first `max_shown` then
 // ", ... (N ranks)".
@@ -88,6 +90,11 @@ struct Collective {
   std::int32_t communicator = 0;         // index into Workload::communicators
   std::uint64_t seq = 0;                 // order within its communicator on this rank (send/recv counted apart)
   std::int32_t gpu_op = -1;
+  // A send or a receive ("Collective name" send / recv, kind send_recv): which, and the
+  // global rank of its other end ("Dst Rank" / "Src Rank", PyTorch 2.4+). -1: not given
+  // (a batched send/recv, or an older trace); then the traces cannot pair it.
+  P2pRole p2p_role = P2pRole::none;
+  int peer = -1;
 };
 
 struct Iteration {

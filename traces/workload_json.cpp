@@ -93,7 +93,7 @@ std::string workload_to_json(const Workload& w) {
   for (const auto& c : w.communicators) comms.push_back({{"name", c.name}, {"ranks", c.ranks}});
   doc["communicators"] = std::move(comms);
   ordered colls = ordered::array();
-  for (const auto& c : w.collectives)
+  for (const auto& c : w.collectives) {
     colls.push_back({{"kind", collective::to_string(c.kind)},
                      {"in_bytes", c.in_bytes},
                      {"dtype", c.dtype},
@@ -104,6 +104,11 @@ std::string workload_to_json(const Workload& w) {
                      {"protocol", collective::to_string(c.protocol)},
                      {"protocol_from_trace", c.protocol_from_trace},
                      {"gpu_op", c.gpu_op}});
+    if (c.p2p_role != P2pRole::none) {  // a send or receive whose peer the trace gives
+      colls.back()["p2p"] = to_string(c.p2p_role);
+      colls.back()["peer"] = c.peer;
+    }
+  }
   doc["collectives"] = std::move(colls);
   ordered iters = ordered::array();
   for (const auto& it : w.iterations)
@@ -298,7 +303,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   for (size_t i = 0; i < colls.size(); ++i) {
     const std::string place = "collectives[" + std::to_string(i) + "]";
     const json& o = colls[i];
-    r.only_keys(o, place, {"kind", "in_bytes", "dtype", "group_size", "communicator", "seq", "algorithm", "protocol", "protocol_from_trace", "gpu_op"});
+    r.only_keys(o, place, {"kind", "in_bytes", "dtype", "group_size", "communicator", "seq", "algorithm", "protocol", "protocol_from_trace", "gpu_op", "p2p", "peer"});
     Collective c;
     const std::string kind = r.string(o, "kind", place);
     c.kind = collective::kind_named(kind);
@@ -319,6 +324,12 @@ Workload workload_from_json(const json& doc, const std::string& path) {
     c.protocol_from_trace = r.boolean(o, "protocol_from_trace", place, false);
     if (c.protocol_from_trace && collective::runs_only_in_simple(c.algorithm) && c.protocol != collective::Protocol::simple)
       r.fail(place + ".protocol", c.algorithm + " in " + std::string(collective::to_string(c.protocol)) + ": NCCL runs NVLS and NVLS_TREE only in Simple");
+    if (o.contains("p2p") || o.contains("peer")) {
+      const std::string role = r.string(o, "p2p", place);
+      if (role != "send" && role != "recv") r.fail(place + ".p2p", "\"" + shown_text(role) + "\" is not send or recv");
+      c.p2p_role = role == "send" ? P2pRole::send : P2pRole::recv;
+      c.peer = static_cast<int>(r.integer(o, "peer", place, 0, kMaxRanks - 1));
+    }
     c.gpu_op = static_cast<std::int32_t>(r.integer(o, "gpu_op", place, 0, n_gpu - 1));
     if (w.gpu_ops[c.gpu_op].collective != static_cast<std::int32_t>(i))
       r.fail(place, "gpu_op " + std::to_string(c.gpu_op) + " does not point back to this collective");
