@@ -467,7 +467,9 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
     for (const auto& rt : result.ranks) {
       const auto& w = ws[rt.workload];
       for (const auto& c : w.collectives) {
-        if (c.gpu_op < 0 || c.in_bytes == 0 || c.kind == collective::Kind::send_recv) continue;  // replayed as measured
+        // Sends and receives: unpaired ones replay as measured, and a paired one's measured
+        // time is mostly its wait for the peer.
+        if (c.gpu_op < 0 || c.in_bytes == 0 || c.kind == collective::Kind::send_recv) continue;
         measured_s += static_cast<double>(w.gpu_ops[c.gpu_op].dur_ns) * 1e-9;
         replayed_s += rt.gpu_end[c.gpu_op] - rt.gpu_start[c.gpu_op];
         ++counted;
@@ -501,6 +503,9 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
       if (n) reasons += (reasons.empty() ? "" : "; ") + (n == result.p2p_at_measured_duration ? text : std::to_string(n) + ": " + text);
     rep.notes.push_back(std::to_string(result.p2p_at_measured_duration) + " send/recv operation(s) ran at their measured duration: " + reasons);
   }
+  if (result.p2p_paired_without_size)
+    rep.notes.push_back(std::to_string(result.p2p_paired_without_size) +
+                        " paired send(s) had no message size in the trace, or a size of 0: each pair ran at the shorter of its two measured durations");
   if (result.unequal_all_to_all)
     rep.notes.push_back(std::to_string(result.unequal_all_to_all) +
                         " all_to_all(s) moved different amounts on different ranks (all_to_allv) and were modelled as even ones of the largest");
@@ -766,9 +771,11 @@ int cmd_import(const std::string& path, const std::string& out, bool out_given) 
   auto counted = [](size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
   std::printf("  %s, %s, %s\n", counted(w.threads.size(), "CPU thread", "CPU threads").c_str(),
               counted(w.cpu_op_count(), "CPU op", "CPU ops").c_str(), counted(w.streams.size(), "stream", "streams").c_str());
-  std::printf("  kernels %zu (NCCL %zu), memcpy %zu, memset %zu, collectives %zu, iterations %zu\n", w.kernel_count(),
+  const auto p2p = static_cast<size_t>(
+      std::count_if(w.collectives.begin(), w.collectives.end(), [](const trace::Collective& c) { return c.kind == collective::Kind::send_recv; }));
+  std::printf("  kernels %zu (NCCL %zu), memcpy %zu, memset %zu, collectives %zu, sends/receives %zu, iterations %zu\n", w.kernel_count(),
               w.count(trace::GpuOpKind::collective), w.count(trace::GpuOpKind::memcpy), w.count(trace::GpuOpKind::memset),
-              w.collectives.size(), w.iterations.size());
+              w.collectives.size() - p2p, p2p, w.iterations.size());
   for (const auto& n : w.notes) std::printf("note: %s\n", n.c_str());
   if (out_given) {
     sim::write_file_atomically(out, trace::workload_to_json(w), "--out");
@@ -855,9 +862,9 @@ int cmd_bench(const RunArgs& a, std::vector<char*>& sg_argv) {
   sim::Replay replay(topology, std::move(workloads), opt);
   sim::ReplayResult result = replay.run();
   const double sim_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("bench: %d ranks on %s: %llu operations, %llu flows, %llu collectives\n", replay.rank_count(), topology.name().c_str(),
+  std::printf("bench: %d ranks on %s: %llu operations, %llu flows, %llu collectives, %llu sends paired\n", replay.rank_count(), topology.name().c_str(),
               static_cast<unsigned long long>(result.ops_simulated), static_cast<unsigned long long>(result.flows),
-              static_cast<unsigned long long>(result.collectives));
+              static_cast<unsigned long long>(result.collectives), static_cast<unsigned long long>(result.p2p_paired));
   std::printf("bench: import %.3f s; graph build + simulation %.3f s = %.0f operations/s; peak RSS %.1f MiB\n", load_s, sim_s,
               result.ops_simulated / sim_s, peak_rss_MiB());
   return 0;

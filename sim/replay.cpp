@@ -409,7 +409,7 @@ struct Replay::Impl {
   std::uint64_t completed = 0, total = 0, flows = 0, instances_done = 0, no_size = 0, unequal_all_to_all = 0, p2p_at_measured = 0;
   // Sends and receives at their measured duration, by why: no peer in the trace, the peer's
   // trace not given, a replicated trace (its peers are the capture's ranks); and those paired.
-  std::uint64_t p2p_no_peer = 0, p2p_peer_absent = 0, p2p_replicated = 0, p2p_paired = 0;
+  std::uint64_t p2p_no_peer = 0, p2p_peer_absent = 0, p2p_replicated = 0, p2p_paired_no_size = 0;
   struct CommTag {
     bool collective;
     int rank;
@@ -668,6 +668,37 @@ void Replay::Impl::match_collectives() {
   // (sends, receives), and the k-th pair's instance.
   std::map<std::tuple<std::string, int, int>, std::array<std::uint64_t, 2>> p2p_count;
   std::map<std::tuple<std::string, int, int, std::uint64_t>, std::int32_t> p2p_by_key;
+  // For errors: how many sends rank src's trace has to dst on process group `name` and how
+  // many receives dst's has from src, and where they differ, what the short side has
+  // instead (the like on another process group, or sends and receives that name no peer).
+  auto p2p_tally = [&](const std::string& name, int src, int dst) {
+    const Workload& ws = workloads[rank_workload[slot_of_rank.at(src)]];
+    const Workload& wd = workloads[rank_workload[slot_of_rank.at(dst)]];
+    auto count = [](const Workload& x, trace::P2pRole role, int peer, const std::string& on, bool same_group) {
+      return std::count_if(x.collectives.begin(), x.collectives.end(), [&](const trace::Collective& o) {
+        return o.p2p_role == role && o.peer == peer && (x.communicators[o.communicator].name == on) == same_group;
+      });
+    };
+    const auto sent = count(ws, trace::P2pRole::send, dst, name, true), received = count(wd, trace::P2pRole::recv, src, name, true);
+    std::string text = "rank " + std::to_string(src) + " sends " + std::to_string(sent) + " time(s) to rank " + std::to_string(dst) +
+                       " on communicator \"" + name + "\" (" + ws.source + "), which receives " + std::to_string(received) + " time(s) from it (" + wd.source + ")";
+    if (sent != received) {
+      const bool short_sender = sent < received;
+      const Workload& x = short_sender ? ws : wd;
+      const int me = short_sender ? src : dst, peer = short_sender ? dst : src;
+      const auto elsewhere = count(x, short_sender ? trace::P2pRole::send : trace::P2pRole::recv, peer, name, false);
+      const auto unnamed = std::count_if(x.collectives.begin(), x.collectives.end(),
+                                         [](const trace::Collective& o) { return o.kind == collective::Kind::send_recv && o.peer < 0; });
+      if (elsewhere)
+        text += "; rank " + std::to_string(me) + (short_sender ? " sends " : " receives ") + std::to_string(elsewhere) + " time(s)" +
+                (short_sender ? " to rank " : " from rank ") + std::to_string(peer) +
+                " on other communicators: do the traces name the process group alike (\"Process Group Name\")?";
+      if (unnamed)
+        text += "; rank " + std::to_string(me) + "'s trace has " + std::to_string(unnamed) +
+                " send/recv(s) that name no peer (no \"Dst Rank\" or \"Src Rank\"), which cannot be paired";
+    }
+    return text;
+  };
   if (!replicated)
     for (int m = 0; m < nranks; ++m) slot_of_rank.emplace(workloads[rank_workload[m]].rank, m);
   // "all_reduce of 12.0 MiB", with the exact bytes where two sizes would read the same.
@@ -702,18 +733,32 @@ void Replay::Impl::match_collectives() {
           inst.p2p_dst = slot_of_rank.at(dst);
           inst.member_slots = {std::min(inst.p2p_src, inst.p2p_dst), std::max(inst.p2p_src, inst.p2p_dst)};
           inst.comm_name = comm.name;
+          inst.step = step_of(w, c);
+          inst.step_rank = r;
           instances.push_back(std::move(inst));
-        } else if (const Instance& inst = instances[it->second]; inst.in_bytes != static_cast<double>(c.in_bytes)) {
-          // Sizes as the sender and the receiver give them.
-          const auto mine = c.in_bytes, theirs = static_cast<std::uint64_t>(inst.in_bytes);
-          const bool exact = human_bytes(static_cast<double>(mine)) == human_bytes(inst.in_bytes);
-          auto size = [exact](std::uint64_t b) {
-            return b == 0 ? std::string("an unknown size") : exact ? std::to_string(b) + " B" : human_bytes(static_cast<double>(b));
-          };
-          input_error(w.source, "rank " + std::to_string(w.rank) + ", " + inst.label,
-                      "mismatched send/recv: rank " + std::to_string(src) + " sends " + size(sends ? mine : theirs) + ", rank " + std::to_string(dst) +
-                          " receives " + size(sends ? theirs : mine) + " (" + workloads[rank_workload[slot_of_rank.at(sends ? dst : src)]].source +
-                          "): sends and receives between two ranks pair in order, so one missing or extra shifts the later pairs");
+        } else {
+          const Instance& inst = instances[it->second];
+          const Workload& theirs_w = workloads[rank_workload[sends ? inst.p2p_dst : inst.p2p_src]];
+          const std::string place = "rank " + std::to_string(w.rank) + ", " + inst.label;
+          if (inst.in_bytes != static_cast<double>(c.in_bytes)) {
+            // Sizes as the sender and the receiver give them.
+            const auto mine = c.in_bytes, theirs = static_cast<std::uint64_t>(inst.in_bytes);
+            const bool exact = human_bytes(static_cast<double>(mine)) == human_bytes(inst.in_bytes);
+            auto size = [exact](std::uint64_t b) {
+              return b == 0 ? std::string("an unknown size") : exact ? std::to_string(b) + " B" : human_bytes(static_cast<double>(b));
+            };
+            input_error(w.source, place,
+                        "mismatched send/recv: rank " + std::to_string(src) + " sends " + size(sends ? mine : theirs) + ", rank " + std::to_string(dst) +
+                            " receives " + size(sends ? theirs : mine) + "; " + p2p_tally(comm.name, src, dst) +
+                            ": sends and receives between two ranks pair in order, so one missing or extra shifts the later pairs");
+          }
+          // Paired by their order in each trace: traces of different profiler windows would
+          // pair one step's with another's.
+          if (const std::string* step = step_of(w, c); step && inst.step && *step != *inst.step)
+            input_error(w.source, place,
+                        "this rank launches it in " + *step + ", rank " + std::to_string(rank_id(inst.step_rank)) + " in " + *inst.step + " (" +
+                            theirs_w.source + "): sends and receives between two ranks are paired by their order in each trace, so the traces must cover the same steps "
+                            "(give traces of one profiler schedule)");
         }
         Instance& inst = instances[it->second];
         inst.members.push_back({r, g.gpu_base + c.gpu_op});
@@ -1005,12 +1050,9 @@ void Replay::Impl::match_collectives() {
       // A send without its receive, or a receive without its send.
       const bool sent = inst.members.front().rank == inst.p2p_src;
       const int src = rank_id(inst.p2p_src), dst = rank_id(inst.p2p_dst);
-      const auto& counts = p2p_count.at({inst.comm_name, src, dst});
       input_error(workloads[rank_workload[sent ? inst.p2p_dst : inst.p2p_src]].source, inst.label,
                   "rank " + std::to_string(sent ? dst : src) + (sent ? " never receives it, which rank " : " never sends it, which rank ") +
-                      std::to_string(sent ? src : dst) + (sent ? " sends" : " receives") + "; the job would hang (rank " + std::to_string(src) +
-                      " sends " + std::to_string(counts[0]) + " time(s) to rank " + std::to_string(dst) + " on this communicator, which receives " +
-                      std::to_string(counts[1]) + " time(s) from it)");
+                      std::to_string(sent ? src : dst) + (sent ? " sends" : " receives") + "; the job would hang: " + p2p_tally(inst.comm_name, src, dst));
     }
     std::set<int> present;
     for (const auto& m : inst.members) present.insert(m.rank);
@@ -1142,7 +1184,10 @@ void Replay::Impl::start_collective(std::int32_t id) {
     // synchronised across members. The fastest member's duration is the least waiting.
     // A collective captured on several ranks and replayed on one has nothing to wait for:
     // NCCL runs it as a local copy (read and write of the buffer at the GPU's HBM rate).
-    if (inst.in_bytes <= 0 && !inst.p2p) ++no_size;
+    if (inst.in_bytes <= 0 && inst.p2p_src >= 0)
+      ++p2p_paired_no_size;
+    else if (inst.in_bytes <= 0 && !inst.p2p)
+      ++no_size;
     double dur = std::isfinite(inst.measured_dur_s) ? inst.measured_dur_s : 0.0;
     if (n == 1 && inst.in_bytes > 0 && inst.captured_ranks > 1) {
       // The whole buffer: an all-gather's is its shard (the trace's size) times its ranks.
@@ -1339,6 +1384,7 @@ ReplayResult Replay::run() {
       std::count_if(m.instances.begin(), m.instances.end(), [](const Impl::Instance& i) { return i.p2p_src >= 0; }));
   res.collectives = m.instances_done - m.p2p_at_measured - paired;
   res.p2p_paired = paired;
+  res.p2p_paired_without_size = m.p2p_paired_no_size;
   res.collectives_without_size = m.no_size;
   res.unequal_all_to_all = m.unequal_all_to_all;
   res.p2p_at_measured_duration = m.p2p_at_measured;

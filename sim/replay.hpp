@@ -94,6 +94,7 @@ struct ReplayResult {
   std::uint64_t p2p_peer_without_trace = 0;    //   the peer's trace was not given
   std::uint64_t p2p_replicated = 0;            //   of a replicated trace (its peers are the capture's ranks)
   std::uint64_t p2p_paired = 0;                // sends paired with their receives (each a flow between the two GPUs)
+  std::uint64_t p2p_paired_without_size = 0;   //   of which of no size in the traces: at the shorter measured duration
   std::vector<std::string> notes;              // what the replay assumed (e.g. a group layout it could not copy)
   // Bytes carried by each topology link: [link][0] from -> to, [link][1] to -> from.
   std::vector<std::array<double, 2>> link_bytes;

@@ -2306,6 +2306,23 @@ TEST(Cli, ReplayKeepsGroupStridesAndTakesAllToAllv) {
   EXPECT_NE(r.out.find("24 send/recv operation(s) ran at their measured duration: a replicated trace's peers are ranks of the run it was captured on"),
             std::string::npos)
       << r.out;
+  // Paired but of no size in the traces: each pair at the shorter measured duration, and
+  // not counted as a collective without size.
+  fs::create_directories(d.path() + "/p2p_zero");
+  for (int rank = 0; rank < 2; ++rank) {
+    json t = json::parse(std::ifstream(d.path() + "/p2p_peers/r" + std::to_string(rank) + ".json"));
+    for (auto& e : t["traceEvents"])
+      if (e.value("cat", "") == "kernel" && e.value("name", "").find("nccl") != std::string::npos) e["args"]["In msg nelems"] = 0;
+    std::ofstream(d.path() + "/p2p_zero/r" + std::to_string(rank) + ".json") << t;
+  }
+  r = run_cli("run --trace " + d.path() + "/p2p_zero --topology composable-falcon4016 --out " + d.path() + "/zero_paired");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("12 paired send(s) had no message size in the trace, or a size of 0: each pair ran at the shorter of its two measured durations"),
+            std::string::npos)
+      << r.out;
+  const json zero_paired = summary_of(d.path() + "/zero_paired");
+  EXPECT_EQ(zero_paired["collectives_replayed_at_measured_duration"].get<int>(), 0);
+  EXPECT_EQ(zero_paired["send_recv_paired"].get<int>(), 12);
   // Traces of ranks 0 and 1 of a 4-rank pipeline, each talking to a rank without a trace.
   fs::create_directories(d.path() + "/p2p_half");
   for (int rank = 0; rank < 2; ++rank) {

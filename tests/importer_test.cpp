@@ -786,8 +786,23 @@ TEST(Importer, SendAndReceiveNameTheirPeer) {
   };
   EXPECT_EQ(error(trace("\"two\"", "0")), d.path() + "/bad.json: traceEvents[1].args: \"Dst Rank\" = \"two\" is not a rank (expected the destination's global rank, e.g. 1)");
   EXPECT_EQ(error(trace("2", "-1")), d.path() + "/bad.json: traceEvents[3].args: \"Src Rank\" = -1 is not a rank (expected the source's global rank, e.g. 1)");
-  EXPECT_EQ(error(trace("1", "0")), d.path() + "/bad.json: collectives[0]: peer 1 is this trace's own rank: a send needs another rank of the job");
-  EXPECT_EQ(error(trace("2", "4")), d.path() + "/bad.json: collectives[1]: peer 4 is not a rank of the job (world size 4): a receive needs another rank of the job");
+  EXPECT_EQ(error(trace("1", "0")),
+            d.path() + "/bad.json: traceEvents[1].args: \"Dst Rank\" = 1 is this trace's own rank (distributedInfo.rank): a send needs another rank of the job");
+  EXPECT_EQ(error(trace("2", "4")),
+            d.path() + "/bad.json: traceEvents[3].args: \"Src Rank\" = 4 is not a rank of the job (world size 4): a receive needs another rank of the job");
+  std::string pair_group = trace("2", "0");
+  for (auto at = pair_group.find("[0, 1, 2, 3]"); at != std::string::npos; at = pair_group.find("[0, 1, 2, 3]")) pair_group.replace(at, 12, "[0, 1]");
+  for (auto at = pair_group.find("\"Group size\": 4"); at != std::string::npos; at = pair_group.find("\"Group size\": 4")) pair_group.replace(at, 15, "\"Group size\": 2");
+  EXPECT_EQ(error(pair_group), d.path() + "/bad.json: traceEvents[1].args: \"Dst Rank\" = 2 is not a rank of process group \"0\" (ranks [0, 1])");
+  // "Send" and "Recv" as some releases spell them; without distributedInfo the peers count
+  // towards the job's size, as the groups do.
+  std::string no_info = trace("2", "3");
+  no_info.replace(no_info.find("\"distributedInfo\": {\"rank\": 1, \"world_size\": 4}, "), 49, "");
+  for (auto at = no_info.find("\"send\""); at != std::string::npos; at = no_info.find("\"send\"")) no_info.replace(at, 6, "\"Send\"");
+  const auto guessed = trace::import_kineto(d.write("no_info.json", no_info));
+  EXPECT_EQ(guessed.world_size, 4);  // the group of 4
+  EXPECT_EQ(guessed.collectives[0].p2p_role, trace::P2pRole::send);
+  EXPECT_EQ(guessed.collectives[0].peer, 2);
 
   auto doc = nlohmann::json::parse(trace::workload_to_json(w));
   doc["collectives"][0].erase("p2p");

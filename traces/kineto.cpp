@@ -835,7 +835,9 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         // A single send or receive: PyTorch 2.4+ gives its peer's global rank, which lets the
         // replay pair it with that rank's receive or send (Workload::validate() checks it is
         // a rank of the job and of the group). Batched ones ("coalesced") name no peer.
-        if (const std::string cname = get_str(a, "Collective name"); kind == collective::Kind::send_recv && (cname == "send" || cname == "recv")) {
+        std::string cname = get_str(a, "Collective name");
+        std::transform(cname.begin(), cname.end(), cname.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        if (kind == collective::Kind::send_recv && (cname == "send" || cname == "recv")) {
           const char* key = cname == "send" ? "Dst Rank" : "Src Rank";
           if (a.contains(key)) {
             const std::int64_t peer = get_int(a, key, -1);
@@ -1072,14 +1074,14 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   // local copy), and the run says so.
   if (!has_distributed_info) {
     int largest = 1;
-    for (const auto& c : w.collectives) largest = std::max(largest, c.group_size);
+    for (const auto& c : w.collectives) largest = std::max({largest, c.group_size, c.peer + 1});
     for (const auto& comm : w.communicators)
       for (int r : comm.ranks) largest = std::max(largest, r + 1);
     if (largest > 1) {
       w.world_size = largest;
       w.world_size_from_groups = true;
       w.notes.push_back("no distributedInfo: the job is taken to have " + std::to_string(largest) +
-                        " ranks, from its collectives' groups (--ranks N sets it)");
+                        " ranks, from its collectives' groups and peers (--ranks N sets it)");
     }
   }
   // A process group whose collectives give a size smaller than the job but whose ranks the
@@ -1127,6 +1129,27 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     w.notes.push_back("process group \"" + shown_text(comm.name) + "\" has " + std::to_string(size) + " of the job's " + std::to_string(w.world_size) +
                       " ranks (\"Group size\") but the trace does not list them: taken as groups of " + std::to_string(size) +
                       " consecutive ranks (" + list + " for rank " + std::to_string(w.rank) + ")");
+  }
+  // A send's or receive's peer, checked here to name its event (Workload::check() names the
+  // IR's collectives[i]).
+  for (size_t k = 0; k < w.collectives.size(); ++k) {
+    const Collective& c = w.collectives[k];
+    if (c.peer < 0) continue;
+    const Communicator& comm = w.communicators[c.communicator];
+    const char* key = c.p2p_role == P2pRole::send ? "\"Dst Rank\"" : "\"Src Rank\"";
+    const std::string place = "traceEvents[" + std::to_string(collective_event[k]) + "].args";
+    if ((c.peer == w.rank && w.rank_known) || c.peer >= w.world_size)
+      input_error(path, place,
+                  std::string(key) + " = " + std::to_string(c.peer) + " is " +
+                      (c.peer < w.world_size ? "this trace's own rank (distributedInfo.rank)"
+                                        : "not a rank of the job (world size " + std::to_string(w.world_size) +
+                                              (has_distributed_info ? "" : ", from its groups and peers: the trace has no distributedInfo") + ")") +
+                      ": a " + (c.p2p_role == P2pRole::send ? "send" : "receive") + " needs another rank of the job");
+    if (!comm.ranks.empty() && std::find(comm.ranks.begin(), comm.ranks.end(), c.peer) == comm.ranks.end())
+      input_error(path, place,
+                  std::string(key) + " = " + std::to_string(c.peer) + " is not a rank of process group \"" + shown_text(comm.name) + "\" (" +
+                      (comm.ranks_guessed ? "taken as the consecutive ranks [" : "ranks [") + rank_list_text(comm.ranks, 16) + "]" +
+                      (comm.ranks_guessed ? " from its \"Group size\": the trace does not list them" : "") + ")");
   }
   w.check();
   return w;

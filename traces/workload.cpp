@@ -129,9 +129,9 @@ void Workload::check() const {
       const std::string place = "collectives[" + std::to_string(i) + "]";
       if (c.kind != collective::Kind::send_recv) input_error(source, place, "has a peer but is a " + std::string(collective::to_string(c.kind)) + ", not a send or receive");
       if ((c.peer >= 0) != (c.p2p_role != P2pRole::none)) input_error(source, place, "a peer needs a direction (send or recv) and a direction needs a peer");
-      if (c.peer >= world_size || c.peer == rank)
+      if (c.peer >= world_size || (c.peer == rank && rank_known))
         input_error(source, place,
-                    "peer " + std::to_string(c.peer) + " is " + (c.peer == rank ? "this trace's own rank" : "not a rank of the job (world size " + std::to_string(world_size) + ")") +
+                    "peer " + std::to_string(c.peer) + " is " + (c.peer < world_size ? "this trace's own rank" : "not a rank of the job (world size " + std::to_string(world_size) + ")") +
                         ": a " + (c.p2p_role == P2pRole::send ? "send" : "receive") + " needs another rank of the job");
       if (!r.empty() && std::find(r.begin(), r.end(), c.peer) == r.end())
         input_error(source, place,
