@@ -10,6 +10,7 @@
 #include "models/collective.hpp"
 #include "models/error.hpp"
 #include "sim/replay.hpp"
+#include "sim/report.hpp"
 #include "test_util.hpp"
 #include "traces/kineto.hpp"
 
@@ -343,4 +344,24 @@ TEST(Replay, SendWithoutItsReceiveIsAnError) {
             "t1.json: rank 1, send #0 from rank 0 to rank 1 on communicator \"0\": this rank launches it in ProfilerStep#2, rank 0 in ProfilerStep#1 "
             "(t0.json): sends and receives between two ranks are paired by their order in each trace, so the traces must cover the same steps (give "
             "traces of one profiler schedule)");
+}
+
+// A step whose mark closes as its synchronize returns ends when the replayed synchronize
+// does: the kernel ends 50 us later than measured (launch latency 52 us), so the step is
+// 1060 us (kernel end 1057 + the measured 3 us return), not the measured 1010 us. (It used
+// to be cut at the call's measured length: a slower replay read as no slower.)
+TEST(Replay, StepClosedBySynchronizeEndsWithIt) {
+  NEED_ENGINE();
+  static TempDir dir;
+  const auto doc = trace_doc({R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1010})",
+                              call("cudaLaunchKernel", 1, 0, 5, 1), kernel("a", 7, 7, 1000, 1), call("cudaStreamSynchronize", 1, 10, 1000, 2)});
+  const auto w = trace::import_kineto(dir.write("step.json", doc));
+  sim::ReplayOptions opt;
+  opt.launch_latency_s = 52 * us;
+  const auto topology = topo::Topology::parse(nlohmann::json::parse(kTopo), "two-gpu-switch.json");
+  const auto res = sim::Replay(topology, {w}, opt).run();
+  const auto rep = sim::analyse({w}, res, 0);
+  ASSERT_EQ(rep.iterations.size(), 1u);
+  EXPECT_NEAR(rep.iterations[0].measured_s, 1010 * us, 1e-12);
+  EXPECT_NEAR(rep.iterations[0].predicted_s, 1060 * us, 1e-9);
 }
