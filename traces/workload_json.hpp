@@ -10,7 +10,8 @@
 //                 "bytes": 0, "copy": "none", "waits_on": [..], "collective": -1}],
 //    "communicators": [{"name": "0", "ranks": [0, 1]}],
 //    "collectives": [{"kind": "all_reduce", "in_bytes": 26550272, "dtype": "Float",
-//                     "communicator": 0, "seq": 0, "protocol": "LL", ...}],
+//                     "communicator": 0, "seq": 0, "protocol": "LL", ...},
+//                    {"kind": "send_recv", ..., "p2p": "send", "peer": 1}],  // peer: a global rank
 //    "iterations": [{"name": "ProfilerStep#4", "ts_ns": .., "dur_ns": .., "thread": 1}]}
 //
 // "source" is the trace the IR was imported from (kept as Workload::origin); errors name the
@@ -18,7 +19,8 @@
 //
 // Errors: workload_from_json() throws InputError naming the file and the JSON path of a
 // missing or ill-typed field, an index out of range, or what Workload::check() refuses
-// (overlapping or repeated steps, a repeated collective sequence number).
+// (overlapping or repeated steps, a repeated collective sequence number, a peer that is not
+// another rank of the job and of the communicator).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
