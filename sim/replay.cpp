@@ -151,7 +151,10 @@ Graph build_graph(const Workload& w, double launch_latency_s, int queue_depth) {
         for (auto x : op.waits) awaited_end = std::max(awaited_end, gpu_end_ns(x));
         const bool waited = awaited_end >= op.ts_ns;
         const double ret = waited ? ns(std::clamp<std::int64_t>(op.ts_ns + op.dur_ns - awaited_end, 0, op.dur_ns)) : 0.0;
-        edges.push_back({prev, id, waited ? gap : gap + ns(op.dur_ns), true});
+        // The call begins after its gap (program order: its start); measured without waiting
+        // (the work had ended), it also lasts its own duration before returning.
+        edges.push_back({prev, id, gap, true});
+        if (!waited) edges.push_back({prev, id, gap + ns(op.dur_ns), false});
         for (auto x : op.waits) edges.push_back({g.gpu_base + x, id, ret, false});
         g.dur_s[id] = 0;
       } else {

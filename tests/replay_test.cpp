@@ -364,4 +364,32 @@ TEST(Replay, StepClosedBySynchronizeEndsWithIt) {
   ASSERT_EQ(rep.iterations.size(), 1u);
   EXPECT_NEAR(rep.iterations[0].measured_s, 1010 * us, 1e-12);
   EXPECT_NEAR(rep.iterations[0].predicted_s, 1060 * us, 1e-9);
+  // A mark closing 1 ns before the call returns (profiler and CUPTI clocks differ) follows
+  // the call too: 1 ns of its 1000 is 1.05 ns of the replayed 1050.
+  std::string early = doc;
+  early.replace(early.find("\"dur\":1010}"), 11, "\"dur\":1009.999}");
+  const auto w2 = trace::import_kineto(dir.write("step_early.json", early));
+  const auto rep2 = sim::analyse({w2}, res, 0);
+  EXPECT_NEAR(rep2.iterations[0].predicted_s, 1060 * us - 1.05e-9, 1e-12);
+}
+
+// A synchronize measured without waiting (its stream's work had ended) begins after its gap
+// and lasts its measured 60 us: its start is not its end. Steps that begin at it keep their
+// measured 100 us (they read +60% and -60% when its start was taken at its end).
+TEST(Replay, SynchronizeThatDidNotWaitKeepsItsStart) {
+  NEED_ENGINE();
+  static TempDir dir;
+  const auto doc = trace_doc({R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100})",
+                              R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":100})",
+                              call("cudaLaunchKernel", 1, 0, 5, 1), kernel("k", 7, 7, 10, 1), call("cudaLaunchKernel", 1, 50, 5, 2),
+                              kernel("k", 7, 57, 10, 2), call("cudaStreamSynchronize", 1, 100, 60, 3), call("cudaLaunchKernel", 1, 190, 5, 4),
+                              kernel("k", 7, 197, 2, 4)});
+  const auto w = trace::import_kineto(dir.write("nw.json", doc));
+  const auto topology = topo::Topology::parse(nlohmann::json::parse(kTopo), "two-gpu-switch.json");
+  const auto res = sim::Replay(topology, {w}, {}).run();
+  EXPECT_NEAR(res.ranks[0].cpu_start[0][2], 100 * us, 1e-12);
+  EXPECT_NEAR(res.ranks[0].cpu_end[0][2], 160 * us, 1e-12);
+  const auto rep = sim::analyse({w}, res, 0);
+  ASSERT_EQ(rep.iterations.size(), 2u);
+  for (const auto& it : rep.iterations) EXPECT_NEAR(it.predicted_s, 100 * us, 1e-12) << it.name;
 }
