@@ -72,9 +72,10 @@ double median(std::vector<double> v) {
 }
 
 // Predicted time of a measured instant `t_ns` on thread `ti`, anchored to the thread's CPU
-// calls: inside a call, the same fraction of its predicted run (a blocking call can end
-// sooner or later in the replay: a mark closing a microsecond before its synchronize returns
-// follows it either way); between calls, the same distance
+// calls: inside a call, the same offset from the nearer of its start and its end, at most
+// half its predicted run (a blocking call can end sooner or later in the replay: a mark
+// closing a microsecond before its synchronize returns follows the return, one opening a
+// microsecond after it starts follows the start); between calls, the same distance
 // after the previous call's predicted end, but not after the next call's predicted start.
 // Monotonic in `t_ns`, since a thread's calls run in order: a step's predicted end is never
 // before its start.
@@ -86,7 +87,10 @@ double anchor(const Workload& w, const RankTimes& rt, int ti, std::int64_t t_ns)
   if (it == ops.begin()) return ps[0] - (ops[0].ts_ns - t_ns) * 1e-9;  // before the first call
   const size_t k = static_cast<size_t>(it - ops.begin()) - 1;
   const std::int64_t end_ns = ops[k].ts_ns + ops[k].dur_ns;
-  if (t_ns < end_ns) return ps[k] + (pe[k] - ps[k]) * static_cast<double>(t_ns - ops[k].ts_ns) / static_cast<double>(ops[k].dur_ns);
+  if (t_ns < end_ns) {
+    const double into = (t_ns - ops[k].ts_ns) * 1e-9, left = (end_ns - t_ns) * 1e-9, half = 0.5 * (pe[k] - ps[k]);
+    return into <= left ? ps[k] + std::min(into, half) : pe[k] - std::min(left, half);
+  }
   const double after = pe[k] + (t_ns - end_ns) * 1e-9;
   return k + 1 < ops.size() ? std::min(after, ps[k + 1]) : after;
 }

@@ -1689,7 +1689,8 @@ TEST(Cli, TraceDirectoryIsOneTracePerRank) {
 }
 
 // A step that ends inside a synchronize the replay shortens: the step is placed by the call
-// it ends in (its offset into the call, at most the call's predicted length), so its
+// it ends in (its offset from the call's nearer end, at most half the call's predicted
+// length), so its
 // predicted end is never before its start and the breakdown's parts stay non-negative.
 // Hand-made: launch k0 at 0 us, cudaStreamSynchronize 2-1002 us waiting for k0 (measured
 // 900-1000 us, replayed right after its launch), launch k1 at 1003 us; steps [0, 3] us and
