@@ -435,7 +435,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   std::printf("breakdown of the median step (%s): compute %.3f ms, exposed communication %.3f ms, memcpy %.3f ms, idle %.3f ms\n",
               of.c_str(), rep.breakdown.compute_s * 1e3, rep.breakdown.exposed_communication_s * 1e3, rep.breakdown.memcpy_s * 1e3,
               std::max(0.0, rep.breakdown.idle_s) * 1e3);  // rounding of the parts leaves -1e-16 s ("-0.000")
-  std::printf("summary: predicted %.3f ms vs measured %.3f ms%s per iteration (median of %zu), %s %+.2f%%; %llu ops, %llu flows, %llu collectives%s in %.3f s\n",
+  std::printf("summary: predicted %.3f ms vs measured %.3f ms%s per iteration (median of %zu), %s %+.2f%%; %llu ops, %llu flows, %llu collectives%s; simulated in %.3f s\n",
               rep.predicted_iteration_s * 1e3, rep.measured_iteration_s * 1e3,
               what_if ? (" on " + std::to_string(ws[0].world_size) + " rank(s)").c_str() : "",
               static_cast<size_t>(std::count_if(rep.iterations.begin(), rep.iterations.end(), [](const auto& r) { return !r.warmup && !r.empty; })),
@@ -467,8 +467,9 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
     for (const auto& rt : result.ranks) {
       const auto& w = ws[rt.workload];
       for (const auto& c : w.collectives) {
-        // Sends and receives: unpaired ones replay as measured, and a paired one's measured
-        // time is mostly its wait for the peer.
+        // Sends and receives are left out: unpaired ones replay as measured, and a paired
+        // one's time, measured and replayed, is mostly its wait for the peer's launch (a
+        // pipeline's bubble), which says little of the communication model.
         if (c.gpu_op < 0 || c.in_bytes == 0 || c.kind == collective::Kind::send_recv) continue;
         measured_s += static_cast<double>(w.gpu_ops[c.gpu_op].dur_ns) * 1e-9;
         replayed_s += rt.gpu_end[c.gpu_op] - rt.gpu_start[c.gpu_op];

@@ -673,7 +673,8 @@ void Replay::Impl::match_collectives() {
   std::map<std::tuple<std::string, int, int, std::uint64_t>, std::int32_t> p2p_by_key;
   // For errors: how many sends rank src's trace has to dst on process group `name` and how
   // many receives dst's has from src, and where they differ, what the short side has
-  // instead (the like on another process group, or sends and receives that name no peer).
+  // instead (the like on another process group, or sends and receives that name no peer);
+  // and whether the counts differ.
   auto p2p_tally = [&](const std::string& name, int src, int dst) {
     const Workload& ws = workloads[rank_workload[slot_of_rank.at(src)]];
     const Workload& wd = workloads[rank_workload[slot_of_rank.at(dst)]];
@@ -700,7 +701,7 @@ void Replay::Impl::match_collectives() {
         text += "; rank " + std::to_string(me) + "'s trace has " + std::to_string(unnamed) +
                 " send/recv(s) that name no peer (no \"Dst Rank\" or \"Src Rank\"), which cannot be paired";
     }
-    return text;
+    return std::make_pair(text, sent != received);
   };
   if (!replicated)
     for (int m = 0; m < nranks; ++m) slot_of_rank.emplace(workloads[rank_workload[m]].rank, m);
@@ -750,10 +751,11 @@ void Replay::Impl::match_collectives() {
             auto size = [exact](std::uint64_t b) {
               return b == 0 ? std::string("an unknown size") : exact ? std::to_string(b) + " B" : human_bytes(static_cast<double>(b));
             };
+            const auto [tally, counts_differ] = p2p_tally(comm.name, src, dst);
             input_error(w.source, place,
                         "mismatched send/recv: rank " + std::to_string(src) + " sends " + size(sends ? mine : theirs) + ", rank " + std::to_string(dst) +
-                            " receives " + size(sends ? theirs : mine) + "; " + p2p_tally(comm.name, src, dst) +
-                            ": sends and receives between two ranks pair in order, so one missing or extra shifts the later pairs");
+                            " receives " + size(sends ? theirs : mine) + "; " + tally +
+                            (counts_differ ? ": sends and receives between two ranks pair in order, so one missing or extra shifts the later pairs" : ""));
           }
           // Paired by their order in each trace: traces of different profiler windows would
           // pair one step's with another's.
@@ -1055,7 +1057,7 @@ void Replay::Impl::match_collectives() {
       const int src = rank_id(inst.p2p_src), dst = rank_id(inst.p2p_dst);
       input_error(workloads[rank_workload[sent ? inst.p2p_dst : inst.p2p_src]].source, inst.label,
                   "rank " + std::to_string(sent ? dst : src) + (sent ? " never receives it, which rank " : " never sends it, which rank ") +
-                      std::to_string(sent ? src : dst) + (sent ? " sends" : " receives") + "; the job would hang: " + p2p_tally(inst.comm_name, src, dst));
+                      std::to_string(sent ? src : dst) + (sent ? " sends" : " receives") + "; the job would hang: " + p2p_tally(inst.comm_name, src, dst).first);
     }
     std::set<int> present;
     for (const auto& m : inst.members) present.insert(m.rank);

@@ -419,6 +419,7 @@ std::string summary_json(const RunReport& rep, const ReplayResult& res, const nl
   j["all_to_all_modelled_at_largest_size"] = res.unequal_all_to_all;
   j["send_recv_at_measured_duration"] = res.p2p_at_measured_duration;
   j["send_recv_paired"] = res.p2p_paired;
+  j["send_recv_paired_without_size"] = res.p2p_paired_without_size;
   for (const auto& [k, v] : meta.items()) j[k] = v;
   if (!rep.notes.empty()) j["notes"] = rep.notes;
   return j.dump(2) + "\n";

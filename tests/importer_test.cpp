@@ -787,7 +787,7 @@ TEST(Importer, SendAndReceiveNameTheirPeer) {
   EXPECT_EQ(error(trace("\"two\"", "0")), d.path() + "/bad.json: traceEvents[1].args: \"Dst Rank\" = \"two\" is not a rank (expected the destination's global rank, e.g. 1)");
   EXPECT_EQ(error(trace("2", "-1")), d.path() + "/bad.json: traceEvents[3].args: \"Src Rank\" = -1 is not a rank (expected the source's global rank, e.g. 1)");
   EXPECT_EQ(error(trace("1", "0")),
-            d.path() + "/bad.json: traceEvents[1].args: \"Dst Rank\" = 1 is this trace's own rank (distributedInfo.rank): a send needs another rank of the job");
+            d.path() + "/bad.json: traceEvents[1].args: \"Dst Rank\" = 1 is this trace's own rank: a send needs another rank of the job");
   EXPECT_EQ(error(trace("2", "4")),
             d.path() + "/bad.json: traceEvents[3].args: \"Src Rank\" = 4 is not a rank of the job (world size 4): a receive needs another rank of the job");
   std::string pair_group = trace("2", "0");

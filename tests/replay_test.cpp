@@ -333,8 +333,7 @@ TEST(Replay, SendWithoutItsReceiveIsAnError) {
             "time(s) to rank 1 on communicator \"0\" (t0.json), which receives 1 time(s) from it (t1.json)");
   EXPECT_EQ(error({p2p_trace(0, true, 0, 1000), p2p_trace(1, false, 0, 1024)}),
             "t1.json: rank 1, send #0 from rank 0 to rank 1 on communicator \"0\": mismatched send/recv: rank 0 sends 3.9 KiB, rank 1 receives 4.0 KiB; "
-            "rank 0 sends 1 time(s) to rank 1 on communicator \"0\" (t0.json), which receives 1 time(s) from it (t1.json): sends and receives between two "
-            "ranks pair in order, so one missing or extra shifts the later pairs");
+            "rank 0 sends 1 time(s) to rank 1 on communicator \"0\" (t0.json), which receives 1 time(s) from it (t1.json)");
   EXPECT_EQ(error({p2p_trace(0, true, 0, 1000), p2p_trace(1, false, 0, 1000, 1, "1")}),
             "t1.json: send #0 from rank 0 to rank 1 on communicator \"0\": rank 1 never receives it, which rank 0 sends; the job would hang: rank 0 sends 1 "
             "time(s) to rank 1 on communicator \"0\" (t0.json), which receives 0 time(s) from it (t1.json); rank 1 receives 1 time(s) from rank 0 on other "

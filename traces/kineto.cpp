@@ -1135,21 +1135,9 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   for (size_t k = 0; k < w.collectives.size(); ++k) {
     const Collective& c = w.collectives[k];
     if (c.peer < 0) continue;
-    const Communicator& comm = w.communicators[c.communicator];
-    const char* key = c.p2p_role == P2pRole::send ? "\"Dst Rank\"" : "\"Src Rank\"";
-    const std::string place = "traceEvents[" + std::to_string(collective_event[k]) + "].args";
-    if ((c.peer == w.rank && w.rank_known) || c.peer >= w.world_size)
-      input_error(path, place,
-                  std::string(key) + " = " + std::to_string(c.peer) + " is " +
-                      (c.peer < w.world_size ? "this trace's own rank (distributedInfo.rank)"
-                                        : "not a rank of the job (world size " + std::to_string(w.world_size) +
-                                              (has_distributed_info ? "" : ", from its groups and peers: the trace has no distributedInfo") + ")") +
-                      ": a " + (c.p2p_role == P2pRole::send ? "send" : "receive") + " needs another rank of the job");
-    if (!comm.ranks.empty() && std::find(comm.ranks.begin(), comm.ranks.end(), c.peer) == comm.ranks.end())
-      input_error(path, place,
-                  std::string(key) + " = " + std::to_string(c.peer) + " is not a rank of process group \"" + shown_text(comm.name) + "\" (" +
-                      (comm.ranks_guessed ? "taken as the consecutive ranks [" : "ranks [") + rank_list_text(comm.ranks, 16) + "]" +
-                      (comm.ranks_guessed ? " from its \"Group size\": the trace does not list them" : "") + ")");
+    if (const std::string why = w.peer_problem(c); !why.empty())
+      input_error(path, "traceEvents[" + std::to_string(collective_event[k]) + "].args",
+                  std::string(c.p2p_role == P2pRole::send ? "\"Dst Rank\"" : "\"Src Rank\"") + " = " + std::to_string(c.peer) + " " + why);
   }
   w.check();
   return w;

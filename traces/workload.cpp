@@ -46,6 +46,19 @@ std::string_view to_string(P2pRole r) {
   return "?";
 }
 
+std::string Workload::peer_problem(const Collective& c) const {
+  const auto& comm = communicators[c.communicator];
+  const char* op = c.p2p_role == P2pRole::send ? "send" : "receive";
+  if (c.peer == rank && rank_known) return std::string("is this trace's own rank: a ") + op + " needs another rank of the job";
+  if (c.peer >= world_size)
+    return "is not a rank of the job (world size " + std::to_string(world_size) +
+           (world_size_given ? "" : ", from its groups and peers: the trace gives no world size") + "): a " + op + " needs another rank of the job";
+  if (!comm.ranks.empty() && std::find(comm.ranks.begin(), comm.ranks.end(), c.peer) == comm.ranks.end())
+    return "is not a rank of process group \"" + comm.name + "\" (" + (comm.ranks_guessed ? "taken as the consecutive ranks [" : "ranks [") +
+           rank_list_text(comm.ranks, 16) + "]" + (comm.ranks_guessed ? " from its \"Group size\": the trace does not list them" : "") + ")";
+  return "";
+}
+
 std::size_t Workload::count(GpuOpKind k) const {
   return static_cast<std::size_t>(std::count_if(gpu_ops.begin(), gpu_ops.end(), [k](const GpuOp& g) { return g.kind == k; }));
 }
@@ -129,13 +142,7 @@ void Workload::check() const {
       const std::string place = "collectives[" + std::to_string(i) + "]";
       if (c.kind != collective::Kind::send_recv) input_error(source, place, "has a peer but is a " + std::string(collective::to_string(c.kind)) + ", not a send or receive");
       if ((c.peer >= 0) != (c.p2p_role != P2pRole::none)) input_error(source, place, "a peer needs a direction (send or recv) and a direction needs a peer");
-      if (c.peer >= world_size || (c.peer == rank && rank_known))
-        input_error(source, place,
-                    "peer " + std::to_string(c.peer) + " is " + (c.peer < world_size ? "this trace's own rank" : "not a rank of the job (world size " + std::to_string(world_size) + ")") +
-                        ": a " + (c.p2p_role == P2pRole::send ? "send" : "receive") + " needs another rank of the job");
-      if (!r.empty() && std::find(r.begin(), r.end(), c.peer) == r.end())
-        input_error(source, place,
-                    "peer " + std::to_string(c.peer) + " is not a rank of communicator \"" + communicators[c.communicator].name + "\" (ranks [" + rank_list_text(r, 16) + "])");
+      if (const std::string why = peer_problem(c); !why.empty()) input_error(source, place, "peer " + std::to_string(c.peer) + " " + why);
     }
     auto [it, inserted] = seen.emplace(std::make_tuple(c.communicator, c.seq, c.kind == collective::Kind::send_recv), i);
     if (!inserted)

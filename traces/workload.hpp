@@ -125,6 +125,9 @@ struct Workload {
   std::vector<Iteration> iterations;
 
   std::size_t count(GpuOpKind k) const;
+  // What is wrong with a send's or receive's peer (its own rank, outside the job, outside its
+  // process group), as "is ...", or "" if nothing: check() and the importer say where.
+  std::string peer_problem(const Collective& c) const;
   std::size_t cpu_op_count() const;
   // Kernels including collective kernels (what profilers count as "kernel" events).
   std::size_t kernel_count() const { return count(GpuOpKind::kernel) + count(GpuOpKind::collective); }

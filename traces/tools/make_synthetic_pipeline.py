@@ -12,12 +12,13 @@ rows per step: rank 0 sends each micro-batch's activations (8192 x 1024 fp32 = 3
 rank 1, which sends the gradients back after its backward pass; then both run the
 optimizer and synchronise. 3 steps.
 
-Output: DIR/rank0.json and DIR/rank1.json (compact JSON).
+Usage: make_synthetic_pipeline.py --out-dir DIR writes DIR/rank0.json and DIR/rank1.json
+(compact JSON).
 
 Timing model (integer nanoseconds, written as microseconds with three decimals):
   * CPU: one thread per rank; each CUDA call takes 5 us (event calls 2 us) and starts 8 us
     after the previous one, so the CPU runs ahead of the GPU until cudaDeviceSynchronize
-    at the end of the step, which returns 5 us after the GPU's last op.
+    at the end of the step, which returns 5 us after its own GPU's last op.
   * GPU: compute on stream 7, sends and receives on stream 21 (PyTorch's stream of a
     peer pair). An op starts at max(its launch's end + 2 us, the end of the previous op on
     its stream, the op its stream waits for: cudaEventRecord after the producer, then
@@ -59,7 +60,7 @@ DEVICE_PROPS = {"name": "Tesla V100-PCIE-32GB", "totalGlobalMem": 34089730048, "
                 "computeMinor": 0, "numSms": 80}
 GEMM = "volta_sgemm_128x64_nn"
 ELEM = "void at::native::vectorized_elementwise_kernel<4, at::native::ReluFunctor>(int, float*)"
-NCCL = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)"
+NCCL = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"  # NCCL 2.20, as PyTorch 2.4 ships
 
 
 def gemm_ns(m, n, k):
@@ -208,12 +209,12 @@ def build():
     for step in range(1, STEPS + 1):
         marks = issue_step(ranks, step)
         resolve(ranks)
-        gpu_end = max(op.end for rk in ranks for op in rk.ops)
         for rk, mark, mark_start in marks:
-            rk.t += CALL_GAP_NS
-            corr = rk.call("cudaDeviceSynchronize", 0)
-            rk.events[-1]["dur"] = ts(gpu_end + 5 * US - (rk.t))
-            rk.t = gpu_end + 5 * US
+            gpu_end = max(op.end for op in rk.ops)  # its own device's work (no barrier)
+            rk.call("cudaDeviceSynchronize", 0)
+            end = max(rk.t, gpu_end) + 5 * US
+            rk.events[-1]["dur"] = ts(end - rk.t)
+            rk.t = end
             mark["ts"], mark["dur"] = ts(mark_start), ts(rk.t - mark_start)
             rk.events.append(mark)
             rk.t += 50 * US
@@ -242,7 +243,7 @@ def build():
             "distributedInfo": {"backend": "nccl", "rank": rk.r, "world_size": WORLD, "pg_count": 1,
                                 "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:nccl",
                                                "pg_size": WORLD, "ranks": list(range(WORLD))}],
-                                "nccl_version": "2.17.1"},
+                                "nccl_version": "2.20.5"},
             "displayTimeUnit": "ms",
             "baseTimeNanoseconds": BASE_TIME_NS,
             "traceEvents": evs,
@@ -252,11 +253,11 @@ def build():
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True, help="output directory (rank0.json, rank1.json)")
+    ap.add_argument("--out-dir", required=True, help="directory for rank0.json and rank1.json")
     args = ap.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    os.makedirs(args.out_dir, exist_ok=True)
     for r, doc in enumerate(build()):
-        with open(os.path.join(args.out, "rank%d.json" % r), "w") as f:
+        with open(os.path.join(args.out_dir, "rank%d.json" % r), "w") as f:
             json.dump(doc, f, separators=(",", ":"))
             f.write("\n")
     return 0
