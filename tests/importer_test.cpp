@@ -821,3 +821,30 @@ TEST(Importer, SendAndReceiveNameTheirPeer) {
     EXPECT_NE(std::string(e.what()).find("collectives[0].p2p: \"sideways\" is not send or recv"), std::string::npos) << e.what();
   }
 }
+
+// Kineto before 2025 copies a send's "Collective name" and sizes to its kernel but not its
+// peer: that stays on the record_param_comms CPU op whose "External id" the kernel repeats.
+TEST(Importer, SendPeerFromItsRecordParamCommsOp) {
+  TempDir d;
+  auto trace = [&](const std::string& dst) {
+    return R"J({"distributedInfo": {"rank": 1, "world_size": 4}, "traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 0, "dur": 8,
+       "args": {"External id": 77, "Collective name": "send", "Rank": 1, "Dst Rank": )J" + dst + R"J(, "Group size": 4}},
+      {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 20, "dur": 8,
+       "args": {"External id": 78, "Collective name": "send", "Dst Rank": 0, "Group size": 4}},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1, "dur": 5, "args": {"correlation": 1, "External id": 77}},
+      {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 9, "ts": 10, "dur": 20,
+       "args": {"device": 0, "stream": 9, "correlation": 1, "External id": 77, "Collective name": "send", "In msg nelems": 256,
+                "dtype": "Float", "Group size": 4, "Process Group Name": "0", "Process Group Ranks": "[0, 1, 2, 3]"}}]})J";
+  };
+  const auto w = trace::import_kineto(d.write("t.json", trace("3")));
+  ASSERT_EQ(w.collectives.size(), 1u);
+  EXPECT_EQ(w.collectives[0].p2p_role, trace::P2pRole::send);
+  EXPECT_EQ(w.collectives[0].peer, 3);  // the op of External id 77, not 78's
+  try {
+    trace::import_kineto(d.write("bad.json", trace("1")));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), d.path() + "/bad.json: traceEvents[0].args: \"Dst Rank\" = 1 is this trace's own rank: a send needs another rank of the job");
+  }
+}

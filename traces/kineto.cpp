@@ -345,6 +345,8 @@ bool event_is_read(const json& e) {
   if (kRead.count(c)) return true;
   if (c != "user_annotation" && c != "Operator" && c != "cpu_op") return false;
   auto name = e.find("name");
+  // PyTorch's record_param_comms: a send's or receive's peer where the kernel lacks it.
+  if (c == "cpu_op" && name != e.end() && name->is_string() && name->get_ref<const std::string&>() == "record_param_comms") return true;
   // Kept too where the name is not a string: pass 2 refuses it (a step mark named 7 would
   // silently be no step).
   return name != e.end() && (!name->is_string() || name->get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0);
@@ -379,7 +381,7 @@ std::optional<std::int64_t> exact_ns_of_decimal(std::string_view text) {
 const std::set<std::string, std::less<>> kArgsRead = {
     "correlation",     "stream",         "device",     "bytes",      "wait_on_stream",      "wait_on_cuda_event_record_corr_id",
     "Collective name", "dtype",          "Group size", "In msg nelems", "Out msg nelems", "Process Group Name",
-    "Process Group Ranks", "Dst Rank",       "Src Rank"};
+    "Process Group Ranks", "Dst Rank",       "Src Rank",   "External id"};
 
 // A DOM builder for nlohmann's SAX parser that keeps only what the importer reads: an event
 // it does not read becomes an empty object as soon as it is parsed, so that the others keep
@@ -615,6 +617,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   std::vector<RawGpu> gpu;
   std::vector<RawCall> calls;
   std::vector<const json*> steps;
+  std::unordered_map<std::int64_t, const json*> comms_by_external_id;  // record_param_comms naming a peer
   struct SyncInfo {
     std::int64_t stream = -1, wait_on_stream = -1, record_corr = -1;
   };
@@ -654,6 +657,15 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     const bool is_annotation = cat == "user_annotation" || cat == "Operator" || cat == "cpu_op";
     if (auto name = e.find("name"); (is_gpu || is_call || is_annotation) && name != e.end() && !name->is_string())
       input_error(path, "traceEvents[" + std::to_string(i) + "]", "\"name\" must be a string, not " + shown_value(*name));
+    // Kineto before 2025 copies a send's or receive's "Collective name" and sizes from its
+    // record_param_comms CPU op to its kernel but not its peer ("Dst Rank" / "Src Rank"):
+    // kept by the op's "External id", which the kernel's repeats.
+    if (cat == "cpu_op" && !is_step && e.contains("args") && e["args"].is_object()) {
+      const json& a = e["args"];
+      if ((a.contains("Dst Rank") || a.contains("Src Rank")) && a.contains("External id"))
+        comms_by_external_id.emplace(get_int(a, "External id", -1), &e);
+      continue;
+    }
     if (!is_gpu && !is_call && !is_step && cat != "cuda_sync") continue;
     // In nanoseconds a timestamp must fit an int64 (9.22e18 ns: 9.2e15 us, 290 years).
     const double ts = checked_number(e, "ts", path, i, -kMaxTimestampUs, kMaxTimestampUs);
@@ -776,6 +788,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   const auto pg_config_count = static_cast<std::int32_t>(w.communicators.size());  // the first ones come from pg_config
   std::vector<std::uint64_t> comm_seq, p2p_seq;
   std::vector<size_t> collective_event;  // per collective: its index in traceEvents
+  std::unordered_map<size_t, size_t> peer_event;  // collective -> the event giving its peer, where not its kernel
   // Per communicator: the ranks shown by a list cut short that could not be completed, and
   // its event.
   std::map<std::int32_t, std::pair<std::vector<int>, size_t>> shown_ranks;
@@ -833,16 +846,26 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         const size_t event_index = static_cast<size_t>(g.ev - &(*events)[0]);
         const std::string args_place = "traceEvents[" + std::to_string(event_index) + "].args";
         // A single send or receive: PyTorch 2.4+ gives its peer's global rank, which lets the
-        // replay pair it with that rank's receive or send (Workload::validate() checks it is
-        // a rank of the job and of the group). Batched ones ("coalesced") name no peer.
+        // replay pair it with that rank's receive or send (peer_problem() checks it is a rank
+        // of the job and of the group): on the kernel, or (Kineto before 2025) on the
+        // record_param_comms CPU op of the kernel's "External id". Batched ones name none.
         std::string cname = get_str(a, "Collective name");
         std::transform(cname.begin(), cname.end(), cname.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
         if (kind == collective::Kind::send_recv && (cname == "send" || cname == "recv")) {
           const char* key = cname == "send" ? "Dst Rank" : "Src Rank";
-          if (a.contains(key)) {
-            const std::int64_t peer = get_int(a, key, -1);
+          const json* peer_args = &a;
+          std::string peer_place = args_place;
+          if (!a.contains(key) && a.contains("External id"))
+            if (auto op = comms_by_external_id.find(get_int(a, "External id", -1));
+                op != comms_by_external_id.end() && (*op->second)["args"].contains(key)) {
+              peer_args = &(*op->second)["args"];
+              peer_event[w.collectives.size()] = static_cast<size_t>(op->second - &(*events)[0]);
+              peer_place = "traceEvents[" + std::to_string(peer_event[w.collectives.size()]) + "].args";
+            }
+          if (peer_args->contains(key)) {
+            const std::int64_t peer = get_int(*peer_args, key, -1);
             if (peer < 0 || peer > INT32_MAX)
-              input_error(path, args_place, std::string("\"") + key + "\" = " + shown_value(a[key]) + " is not a rank (expected the " +
+              input_error(path, peer_place, std::string("\"") + key + "\" = " + shown_value((*peer_args)[key]) + " is not a rank (expected the " +
                                                 (cname == "send" ? "destination" : "source") + "'s global rank, e.g. 1)");
             c.p2p_role = cname == "send" ? P2pRole::send : P2pRole::recv;
             c.peer = static_cast<int>(peer);
@@ -1136,7 +1159,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     const Collective& c = w.collectives[k];
     if (c.peer < 0) continue;
     if (const std::string why = w.peer_problem(c); !why.empty())
-      input_error(path, "traceEvents[" + std::to_string(collective_event[k]) + "].args",
+      input_error(path, "traceEvents[" + std::to_string(peer_event.count(k) ? peer_event[k] : collective_event[k]) + "].args",
                   std::string(c.p2p_role == P2pRole::send ? "\"Dst Rank\"" : "\"Src Rank\"") + " = " + std::to_string(c.peer) + " " + why);
   }
   w.check();
