@@ -109,9 +109,12 @@ Graph build_graph(const Workload& w, double launch_latency_s, int queue_depth) {
   }
   // A call that launches work and then blocks on it (a blocking memcpy) enqueues the work
   // when it starts, not when it returns: its launch edge leaves from the call's start.
+  // With a cross-thread trigger the call starts after that too: both edges.
   struct LaunchFrom {
     std::int32_t node;
     double delay_s;
+    std::int32_t trigger_node = -1;
+    double trigger_delay_s = 0;
   };
   std::vector<LaunchFrom> blocking_launch(w.gpu_ops.size(), {-1, 0.0});
   // The launch queue: the call making a stream's k-th launch returns no earlier than the
@@ -145,7 +148,7 @@ Graph build_graph(const Workload& w, double launch_latency_s, int queue_depth) {
       const Trigger& trig = trigger[ti][k];
       if (trig.node >= 0) edges.push_back({trig.node, id, trig.delay_s, true});  // also decides when the call starts
       const double gap = trig.node >= 0 ? 0.0 : ns(std::max<std::int64_t>(0, op.ts_ns - prev_end));
-      if (op.blocking && op.gpu_op >= 0) blocking_launch[op.gpu_op] = {prev, gap + launch_latency_s};
+      if (op.blocking && op.gpu_op >= 0) blocking_launch[op.gpu_op] = {prev, gap + launch_latency_s, trig.node, trig.delay_s + launch_latency_s};
       if (op.blocking && !op.waits.empty()) {
         std::int64_t awaited_end = 0;
         for (auto x : op.waits) awaited_end = std::max(awaited_end, gpu_end_ns(x));
@@ -154,7 +157,10 @@ Graph build_graph(const Workload& w, double launch_latency_s, int queue_depth) {
         // The call begins after its gap (program order: its start); measured without waiting
         // (the work had ended), it also lasts its own duration before returning.
         edges.push_back({prev, id, gap, true});
-        if (!waited) edges.push_back({prev, id, gap + ns(op.dur_ns), false});
+        if (!waited) {
+          edges.push_back({prev, id, gap + ns(op.dur_ns), false});
+          if (trig.node >= 0) edges.push_back({trig.node, id, trig.delay_s + ns(op.dur_ns), false});
+        }
         for (auto x : op.waits) edges.push_back({g.gpu_base + x, id, ret, false});
         g.dur_s[id] = 0;
       } else {
@@ -182,6 +188,7 @@ Graph build_graph(const Workload& w, double launch_latency_s, int queue_depth) {
     const std::int32_t id = g.gpu_base + static_cast<std::int32_t>(gi);
     if (blocking_launch[gi].node >= 0) {
       edges.push_back({blocking_launch[gi].node, id, blocking_launch[gi].delay_s, false});
+      if (blocking_launch[gi].trigger_node >= 0) edges.push_back({blocking_launch[gi].trigger_node, id, blocking_launch[gi].trigger_delay_s, false});
     } else if (op.launch_thread >= 0) {
       edges.push_back({g.cpu_base[op.launch_thread] + op.launch_op, id, launch_latency_s, false});
     } else {

@@ -72,8 +72,8 @@ double median(std::vector<double> v) {
 }
 
 // Predicted time of a measured instant `t_ns` on thread `ti`, anchored to the thread's CPU
-// calls: inside a call, the same offset from the nearer of its start and its end, at most
-// half its predicted run (a blocking call can end sooner or later in the replay: a mark
+// calls: inside a call, near its start or end the same offset from it, in between stretched
+// to the replayed length (a blocking call can end sooner or later in the replay: a mark
 // closing a microsecond before its synchronize returns follows the return, one opening a
 // microsecond after it starts follows the start); between calls, the same distance
 // after the previous call's predicted end, but not after the next call's predicted start.
@@ -88,8 +88,13 @@ double anchor(const Workload& w, const RankTimes& rt, int ti, std::int64_t t_ns)
   const size_t k = static_cast<size_t>(it - ops.begin()) - 1;
   const std::int64_t end_ns = ops[k].ts_ns + ops[k].dur_ns;
   if (t_ns < end_ns) {
-    const double into = (t_ns - ops[k].ts_ns) * 1e-9, left = (end_ns - t_ns) * 1e-9, half = 0.5 * (pe[k] - ps[k]);
-    return into <= left ? ps[k] + std::min(into, half) : pe[k] - std::min(left, half);
+    // Measured length L, replayed D: the first and last a = min(L, D) / 4 keep their offsets
+    // from the call's start and end, the middle is stretched between them (continuous,
+    // monotonic, the identity when D = L).
+    const double into = (t_ns - ops[k].ts_ns) * 1e-9, L = ops[k].dur_ns * 1e-9, D = pe[k] - ps[k], a = 0.25 * std::min(L, D);
+    if (into <= a) return ps[k] + into;
+    if (L - into <= a) return pe[k] - (L - into);
+    return ps[k] + a + (into - a) * (D - 2 * a) / (L - 2 * a);
   }
   const double after = pe[k] + (t_ns - end_ns) * 1e-9;
   return k + 1 < ops.size() ? std::min(after, ps[k + 1]) : after;

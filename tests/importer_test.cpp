@@ -847,4 +847,19 @@ TEST(Importer, SendPeerFromItsRecordParamCommsOp) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), d.path() + "/bad.json: traceEvents[0].args: \"Dst Rank\" = 1 is this trace's own rank: a send needs another rank of the job");
   }
+  // An id not given exactly matches nothing ("77abc" is not 77); two ops of the kernel's id
+  // giving different peers are an error, not the first one's.
+  std::string loose = trace("3");
+  loose.replace(loose.find("\"External id\": 77,"), 18, "\"External id\": \"77abc\",");
+  EXPECT_EQ(trace::import_kineto(d.write("loose.json", loose)).collectives[0].peer, -1);
+  std::string twice = trace("3");
+  twice.replace(twice.find("\"External id\": 78,"), 18, "\"External id\": 77,");
+  try {
+    trace::import_kineto(d.write("twice.json", twice));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("traceEvents[3].args: \"External id\" 77 is that of two record_param_comms giving different \"Dst Rank\""),
+              std::string::npos)
+        << e.what();
+  }
 }

@@ -392,3 +392,53 @@ TEST(Replay, SynchronizeThatDidNotWaitKeepsItsStart) {
   ASSERT_EQ(rep.iterations.size(), 2u);
   for (const auto& it : rep.iterations) EXPECT_NEAR(it.predicted_s, 100 * us, 1e-12) << it.name;
 }
+
+// A mark inside a call the replay lengthens moves continuously: 1 ns later in the trace is
+// at most a few ns later in the replay, wherever in the call (the kernel ends 48 us later
+// than measured with a 50 us launch latency, so the 1000 us synchronize lasts 1048 us).
+TEST(Replay, StepMarkInsideACallMovesContinuously) {
+  NEED_ENGINE();
+  static TempDir dir;
+  auto doc = [](const std::string& mark_us) {
+    return trace_doc({R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":)" + mark_us + "}",
+                      call("cudaLaunchKernel", 1, 0, 5, 1), kernel("k", 7, 7, 1000, 1), call("cudaStreamSynchronize", 1, 10, 1000, 2),
+                      call("cudaLaunchKernel", 1, 1050, 5, 3), kernel("k2", 7, 1057, 10, 3)});
+  };
+  sim::ReplayOptions opt;
+  opt.launch_latency_s = 50 * us;
+  const auto topology = topo::Topology::parse(nlohmann::json::parse(kTopo), "two-gpu-switch.json");
+  const auto res = sim::Replay(topology, {trace::import_kineto(dir.write("m.json", doc("510")))}, opt).run();
+  double previous = 0, previous_mark = 0;
+  for (const char* mark : {"15", "259.999", "260", "509.999", "510", "510.001", "759.999", "760", "1009.999", "1010"}) {
+    const auto rep = sim::analyse({trace::import_kineto(dir.write("m.json", doc(mark)))}, res, 0);
+    const double t = rep.iterations[0].predicted_s;
+    EXPECT_GT(t, previous) << mark;
+    if (std::stod(mark) - previous_mark < 0.0015) EXPECT_LT(t - previous, 5e-9) << mark << " us jumps";  // 1 ns after the previous mark
+    previous = t;
+    previous_mark = std::stod(mark);
+  }
+  // The ends keep their offsets: 5 us into the call, and the call's replayed return.
+  EXPECT_NEAR(sim::analyse({trace::import_kineto(dir.write("m.json", doc("15")))}, res, 0).iterations[0].predicted_s, 5 * us + 10 * us, 1e-12);
+  EXPECT_NEAR(sim::analyse({trace::import_kineto(dir.write("m.json", doc("1010")))}, res, 0).iterations[0].predicted_s, 1058 * us, 1e-9);
+}
+
+// A synchronize measured without waiting that a cross-thread trigger starts (the main
+// thread resuming after the autograd thread's launch) lasts its measured 60 us from its
+// own start: the self-replay's steps are the measured 100 and 200 us (step 2 was -30%).
+TEST(Replay, TriggeredSynchronizeThatDidNotWaitLastsItsDuration) {
+  NEED_ENGINE();
+  static TempDir dir;
+  const auto doc = trace_doc({R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100})",
+                              R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":200})",
+                              call("cudaLaunchKernel", 1, 0, 5, 1), kernel("A", 7, 7, 10, 1), call("cudaLaunchKernel", 2, 30, 5, 2),
+                              kernel("B", 8, 37, 3, 2), call("cudaStreamSynchronize", 1, 100, 60, 3), call("cudaLaunchKernel", 1, 200, 5, 4),
+                              kernel("C", 7, 207, 50, 4), call("cudaStreamSynchronize", 1, 206, 52, 5)});
+  const auto w = trace::import_kineto(dir.write("trig.json", doc));
+  const auto topology = topo::Topology::parse(nlohmann::json::parse(kTopo), "two-gpu-switch.json");
+  const auto res = sim::Replay(topology, {w}, {}).run();
+  EXPECT_NEAR(res.ranks[0].cpu_end[0][1] - res.ranks[0].cpu_start[0][1], 60 * us, 1e-12);  // the synchronize
+  const auto rep = sim::analyse({w}, res, 0);
+  ASSERT_EQ(rep.iterations.size(), 2u);
+  EXPECT_NEAR(rep.iterations[0].predicted_s, 100 * us, 1e-12);
+  EXPECT_NEAR(rep.iterations[1].predicted_s, 200 * us, 1e-12);
+}

@@ -182,6 +182,29 @@ std::string id_string(const json& v) {
   return "?";
 }
 
+// An id given exactly: a JSON integer, a whole number, or a string of decimal digits (an
+// optional '-' first); nullopt otherwise (absent, "77abc", "0x4d", 77.5, beyond int64), so
+// unreadable ids match nothing rather than each other.
+std::optional<std::int64_t> exact_id(const json& args, const char* key) {
+  auto it = args.find(key);
+  if (it == args.end()) return std::nullopt;
+  if (it->is_number_unsigned()) {
+    const auto v = it->get<std::uint64_t>();
+    return v <= static_cast<std::uint64_t>(INT64_MAX) ? std::optional<std::int64_t>(static_cast<std::int64_t>(v)) : std::nullopt;
+  }
+  if (it->is_number_integer()) return it->get<std::int64_t>();
+  if (it->is_number_float()) {
+    const double v = it->get<double>();
+    return std::isfinite(v) && std::abs(v) < 9e15 && std::floor(v) == v ? std::optional<std::int64_t>(static_cast<std::int64_t>(v)) : std::nullopt;
+  }
+  if (!it->is_string()) return std::nullopt;
+  const std::string& t = it->get_ref<const std::string&>();
+  const size_t digits = t.size() - (t.rfind('-', 0) == 0 ? 1 : 0);
+  if (digits == 0 || digits > 18 || !std::all_of(t.end() - static_cast<std::ptrdiff_t>(digits), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return std::stoll(t);
+}
+
 std::int64_t get_int(const json& args, const char* key, std::int64_t def = -1) {
   auto it = args.find(key);
   if (it == args.end()) return def;
@@ -617,7 +640,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   std::vector<RawGpu> gpu;
   std::vector<RawCall> calls;
   std::vector<const json*> steps;
-  std::unordered_map<std::int64_t, const json*> comms_by_external_id;  // record_param_comms naming a peer
+  std::unordered_multimap<std::int64_t, const json*> comms_by_external_id;  // record_param_comms naming a peer
   struct SyncInfo {
     std::int64_t stream = -1, wait_on_stream = -1, record_corr = -1;
   };
@@ -662,8 +685,8 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     // kept by the op's "External id", which the kernel's repeats.
     if (cat == "cpu_op" && !is_step && e.contains("args") && e["args"].is_object()) {
       const json& a = e["args"];
-      if ((a.contains("Dst Rank") || a.contains("Src Rank")) && a.contains("External id"))
-        comms_by_external_id.emplace(get_int(a, "External id", -1), &e);
+      if (a.contains("Dst Rank") || a.contains("Src Rank"))
+        if (const auto id = exact_id(a, "External id")) comms_by_external_id.emplace(*id, &e);
       continue;
     }
     if (!is_gpu && !is_call && !is_step && cat != "cuda_sync") continue;
@@ -855,13 +878,26 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
           const char* key = cname == "send" ? "Dst Rank" : "Src Rank";
           const json* peer_args = &a;
           std::string peer_place = args_place;
-          if (!a.contains(key) && a.contains("External id"))
-            if (auto op = comms_by_external_id.find(get_int(a, "External id", -1));
-                op != comms_by_external_id.end() && (*op->second)["args"].contains(key)) {
-              peer_args = &(*op->second)["args"];
-              peer_event[w.collectives.size()] = static_cast<size_t>(op->second - &(*events)[0]);
-              peer_place = "traceEvents[" + std::to_string(peer_event[w.collectives.size()]) + "].args";
+          // The op of the kernel's id that gives this key; two that give different peers
+          // cannot be told apart.
+          if (const auto id = exact_id(a, "External id"); !a.contains(key) && id) {
+            const auto [from, to] = comms_by_external_id.equal_range(*id);
+            for (auto op = from; op != to; ++op) {
+              const json& oa = (*op->second)["args"];
+              if (!oa.contains(key)) continue;
+              const size_t at = static_cast<size_t>(op->second - &(*events)[0]);
+              if (peer_args != &a && get_int(*peer_args, key, -1) != get_int(oa, key, -1))
+                input_error(path, args_place,
+                            std::string("\"External id\" ") + std::to_string(*id) + " is that of two record_param_comms giving different \"" + key +
+                                "\" (traceEvents[" + std::to_string(peer_event[w.collectives.size()]) + "] and traceEvents[" + std::to_string(at) +
+                                "]): the kernel's peer cannot be told");
+              if (peer_args == &a) {
+                peer_args = &oa;
+                peer_event[w.collectives.size()] = at;
+                peer_place = "traceEvents[" + std::to_string(at) + "].args";
+              }
             }
+          }
           if (peer_args->contains(key)) {
             const std::int64_t peer = get_int(*peer_args, key, -1);
             if (peer < 0 || peer > INT32_MAX)
