@@ -420,6 +420,7 @@ struct Replay::Impl {
   // Sends and receives at their measured duration, by why: no peer in the trace, the peer's
   // trace not given, a replicated trace (its peers are the capture's ranks); and those paired.
   std::uint64_t p2p_no_peer = 0, p2p_peer_absent = 0, p2p_replicated = 0, p2p_paired_no_size = 0;
+  std::uint64_t p2p_peer_batched = 0;  // naming a peer whose trace has no match for it but batched ones
   struct CommTag {
     bool collective;
     int rank;
@@ -681,7 +682,12 @@ void Replay::Impl::match_collectives() {
   // For errors: how many sends rank src's trace has to dst on process group `name` and how
   // many receives dst's has from src, and where they differ, what the short side has
   // instead (the like on another process group, or sends and receives that name no peer);
-  // and whether the counts differ.
+  // whether the counts differ; and whether the short side has sends or receives naming no
+  // peer (batched ones), which may be the missing ones.
+  struct P2pTally {
+    std::string text;
+    bool counts_differ = false, short_side_unnamed = false;
+  };
   auto p2p_tally = [&](const std::string& name, int src, int dst) {
     const Workload& ws = workloads[rank_workload[slot_of_rank.at(src)]];
     const Workload& wd = workloads[rank_workload[slot_of_rank.at(dst)]];
@@ -691,8 +697,11 @@ void Replay::Impl::match_collectives() {
       });
     };
     const auto sent = count(ws, trace::P2pRole::send, dst, name, true), received = count(wd, trace::P2pRole::recv, src, name, true);
-    std::string text = "rank " + std::to_string(src) + " sends " + std::to_string(sent) + " time(s) to rank " + std::to_string(dst) +
-                       " on communicator \"" + name + "\" (" + ws.source + "), which receives " + std::to_string(received) + " time(s) from it (" + wd.source + ")";
+    P2pTally tally;
+    std::string& text = tally.text;
+    text = "rank " + std::to_string(src) + " sends " + std::to_string(sent) + " time(s) to rank " + std::to_string(dst) + " on communicator \"" +
+           name + "\" (" + ws.source + "), which receives " + std::to_string(received) + " time(s) from it (" + wd.source + ")";
+    tally.counts_differ = sent != received;
     if (sent != received) {
       const bool short_sender = sent < received;
       const Workload& x = short_sender ? ws : wd;
@@ -707,8 +716,9 @@ void Replay::Impl::match_collectives() {
       if (unnamed)
         text += "; rank " + std::to_string(me) + "'s trace has " + std::to_string(unnamed) +
                 " send/recv(s) that name no peer (no \"Dst Rank\" or \"Src Rank\"), which cannot be paired";
+      tally.short_side_unnamed = unnamed > 0;
     }
-    return std::make_pair(text, sent != received);
+    return tally;
   };
   if (!replicated)
     for (int m = 0; m < nranks; ++m) slot_of_rank.emplace(workloads[rank_workload[m]].rank, m);
@@ -758,11 +768,11 @@ void Replay::Impl::match_collectives() {
             auto size = [exact](std::uint64_t b) {
               return b == 0 ? std::string("an unknown size") : exact ? std::to_string(b) + " B" : human_bytes(static_cast<double>(b));
             };
-            const auto [tally, counts_differ] = p2p_tally(comm.name, src, dst);
+            const auto tally = p2p_tally(comm.name, src, dst);
             input_error(w.source, place,
                         "mismatched send/recv: rank " + std::to_string(src) + " sends " + size(sends ? mine : theirs) + ", rank " + std::to_string(dst) +
-                            " receives " + size(sends ? theirs : mine) + "; " + tally +
-                            (counts_differ ? ": sends and receives between two ranks pair in order, so one missing or extra shifts the later pairs" : ""));
+                            " receives " + size(sends ? theirs : mine) + "; " + tally.text +
+                            (tally.counts_differ ? ": sends and receives between two ranks pair in order, so one missing or extra shifts the later pairs" : ""));
           }
           // Paired by their order in each trace: traces of different profiler windows would
           // pair one step's with another's.
@@ -1056,15 +1066,26 @@ void Replay::Impl::match_collectives() {
     }
   }
   // A collective that some member never reaches would hang: report it now.
-  for (const auto& inst : instances) {
+  for (auto& inst : instances) {
     if (static_cast<int>(inst.members.size()) == inst.expected) continue;
     if (inst.p2p_src >= 0) {
-      // A send without its receive, or a receive without its send.
+      // A send without its receive, or a receive without its send. Where the other side has
+      // batched sends or receives (naming no peer), one of them is it: both then run
+      // unpaired, at their measured durations, with a note.
       const bool sent = inst.members.front().rank == inst.p2p_src;
       const int src = rank_id(inst.p2p_src), dst = rank_id(inst.p2p_dst);
+      const auto tally = p2p_tally(inst.comm_name, src, dst);
+      if (tally.short_side_unnamed) {
+        inst.p2p_src = inst.p2p_dst = -1;
+        inst.expected = 1;
+        inst.p2p = true;
+        ++p2p_at_measured;
+        ++p2p_peer_batched;
+        continue;
+      }
       input_error(workloads[rank_workload[sent ? inst.p2p_dst : inst.p2p_src]].source, inst.label,
                   "rank " + std::to_string(sent ? dst : src) + (sent ? " never receives it, which rank " : " never sends it, which rank ") +
-                      std::to_string(sent ? src : dst) + (sent ? " sends" : " receives") + "; the job would hang: " + p2p_tally(inst.comm_name, src, dst).first);
+                      std::to_string(sent ? src : dst) + (sent ? " sends" : " receives") + "; the job would hang: " + tally.text);
     }
     std::set<int> present;
     for (const auto& m : inst.members) present.insert(m.rank);
@@ -1403,6 +1424,7 @@ ReplayResult Replay::run() {
   res.p2p_without_peer = m.p2p_no_peer;
   res.p2p_peer_without_trace = m.p2p_peer_absent;
   res.p2p_replicated = m.p2p_replicated;
+  res.p2p_peer_batched = m.p2p_peer_batched;
 
   for (const auto& [name, count] : m.algorithm_not_kept)
     m.notes.insert(std::to_string(count) + " collective(s) whose kernels name " + name + " ran as the tuner chooses: " +
