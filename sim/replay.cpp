@@ -1066,16 +1066,20 @@ void Replay::Impl::match_collectives() {
     }
   }
   // A collective that some member never reaches would hang: report it now.
+  std::map<std::tuple<std::string, int, int>, bool> batched_peer;  // per pair: does the short side have batched ones
   for (auto& inst : instances) {
     if (static_cast<int>(inst.members.size()) == inst.expected) continue;
     if (inst.p2p_src >= 0) {
       // A send without its receive, or a receive without its send. Where the other side has
-      // batched sends or receives (naming no peer), one of them is it: both then run
-      // unpaired, at their measured durations, with a note.
+      // batched sends or receives (naming no peer), one of them may be it: the unmatched one
+      // then runs unpaired, at its measured duration, with a note (the batched ones already
+      // do).
       const bool sent = inst.members.front().rank == inst.p2p_src;
       const int src = rank_id(inst.p2p_src), dst = rank_id(inst.p2p_dst);
-      const auto tally = p2p_tally(inst.comm_name, src, dst);
-      if (tally.short_side_unnamed) {
+      const auto pair = std::make_tuple(inst.comm_name, src, dst);
+      auto known = batched_peer.find(pair);
+      if (known == batched_peer.end()) known = batched_peer.emplace(pair, p2p_tally(inst.comm_name, src, dst).short_side_unnamed).first;
+      if (known->second) {
         inst.p2p_src = inst.p2p_dst = -1;
         inst.expected = 1;
         inst.p2p = true;
@@ -1085,7 +1089,7 @@ void Replay::Impl::match_collectives() {
       }
       input_error(workloads[rank_workload[sent ? inst.p2p_dst : inst.p2p_src]].source, inst.label,
                   "rank " + std::to_string(sent ? dst : src) + (sent ? " never receives it, which rank " : " never sends it, which rank ") +
-                      std::to_string(sent ? src : dst) + (sent ? " sends" : " receives") + "; the job would hang: " + tally.text);
+                      std::to_string(sent ? src : dst) + (sent ? " sends" : " receives") + "; the job would hang: " + p2p_tally(inst.comm_name, src, dst).text);
     }
     std::set<int> present;
     for (const auto& m : inst.members) present.insert(m.rank);
@@ -1425,7 +1429,6 @@ ReplayResult Replay::run() {
   res.p2p_peer_without_trace = m.p2p_peer_absent;
   res.p2p_replicated = m.p2p_replicated;
   res.p2p_peer_batched = m.p2p_peer_batched;
-
   for (const auto& [name, count] : m.algorithm_not_kept)
     m.notes.insert(std::to_string(count) + " collective(s) whose kernels name " + name + " ran as the tuner chooses: " +
                    (name == "NVLS" || name == "NVLS_TREE" ? "this topology cannot run " + name + " for their GPUs" : "composim does not model " + name) +
