@@ -67,9 +67,19 @@ std::string trace_doc(const std::vector<std::string>& events, const std::string&
   return s + "]}";
 }
 
+// A ProfilerStep mark on the CPU thread of call().
+std::string step_mark(const char* name, const std::string& ts_us, const std::string& dur_us) {
+  return std::string(R"({"ph":"X","cat":"user_annotation","name":")") + name + R"(","pid":1,"tid":1,"ts":)" + ts_us + R"(,"dur":)" + dur_us + "}";
+}
+
+const topo::Topology& two_gpu_topology() {
+  static const topo::Topology t = topo::Topology::parse(nlohmann::json::parse(kTopo), "two-gpu-switch.json");
+  return t;
+}
+
 sim::ReplayResult replay(const std::vector<std::string>& docs, sim::ReplayOptions opt = {}) {
   static TempDir dir;
-  static topo::Topology topology = topo::Topology::parse(nlohmann::json::parse(kTopo), "two-gpu-switch.json");
+  const topo::Topology& topology = two_gpu_topology();
   std::vector<trace::Workload> w;
   for (size_t i = 0; i < docs.size(); ++i) w.push_back(trace::import_kineto(dir.write("t" + std::to_string(i) + ".json", docs[i])));
   sim::Replay r(topology, std::move(w), opt);
@@ -285,8 +295,7 @@ std::string p2p_trace(int rank, bool send, double at_us, long nelems, int count 
   std::vector<std::string> ev;
   if (at_us > 0) ev.push_back(call("cudaFree", 1, 0, at_us, 99));  // the CPU is busy until then
   if (step)  // one profiler step around everything
-    ev.push_back(std::string(R"({"ph":"X","cat":"user_annotation","name":")") + step + R"(","pid":1,"tid":1,"ts":0,"dur":)" +
-                 std::to_string(static_cast<int>(at_us) + 100 * count + 100) + "}");
+    ev.push_back(step_mark(step, "0", std::to_string(static_cast<int>(at_us) + 100 * count + 100)));
   for (int k = 0; k < count; ++k) {
     ev.push_back(call("cudaLaunchKernel", 1, at_us + 100 * k, 5, k + 1));
     ev.push_back(kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20, at_us + 100 * k + 7, 90, k + 1, args));
@@ -357,12 +366,12 @@ TEST(Replay, SendWithoutItsReceiveIsAnError) {
 TEST(Replay, StepClosedBySynchronizeEndsWithIt) {
   NEED_ENGINE();
   static TempDir dir;
-  const auto doc = trace_doc({R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1010})",
+  const auto doc = trace_doc({step_mark("ProfilerStep#1", "0", "1010"),
                               call("cudaLaunchKernel", 1, 0, 5, 1), kernel("a", 7, 7, 1000, 1), call("cudaStreamSynchronize", 1, 10, 1000, 2)});
   const auto w = trace::import_kineto(dir.write("step.json", doc));
   sim::ReplayOptions opt;
   opt.launch_latency_s = 52 * us;
-  const auto topology = topo::Topology::parse(nlohmann::json::parse(kTopo), "two-gpu-switch.json");
+  const auto& topology = two_gpu_topology();
   const auto res = sim::Replay(topology, {w}, opt).run();
   const auto rep = sim::analyse({w}, res, 0);
   ASSERT_EQ(rep.iterations.size(), 1u);
@@ -383,13 +392,13 @@ TEST(Replay, StepClosedBySynchronizeEndsWithIt) {
 TEST(Replay, SynchronizeThatDidNotWaitKeepsItsStart) {
   NEED_ENGINE();
   static TempDir dir;
-  const auto doc = trace_doc({R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100})",
-                              R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":100})",
+  const auto doc = trace_doc({step_mark("ProfilerStep#1", "0", "100"),
+                              step_mark("ProfilerStep#2", "100", "100"),
                               call("cudaLaunchKernel", 1, 0, 5, 1), kernel("k", 7, 7, 10, 1), call("cudaLaunchKernel", 1, 50, 5, 2),
                               kernel("k", 7, 57, 10, 2), call("cudaStreamSynchronize", 1, 100, 60, 3), call("cudaLaunchKernel", 1, 190, 5, 4),
                               kernel("k", 7, 197, 2, 4)});
   const auto w = trace::import_kineto(dir.write("nw.json", doc));
-  const auto topology = topo::Topology::parse(nlohmann::json::parse(kTopo), "two-gpu-switch.json");
+  const auto& topology = two_gpu_topology();
   const auto res = sim::Replay(topology, {w}, {}).run();
   EXPECT_NEAR(res.ranks[0].cpu_start[0][2], 100 * us, 1e-12);
   EXPECT_NEAR(res.ranks[0].cpu_end[0][2], 160 * us, 1e-12);
@@ -405,13 +414,13 @@ TEST(Replay, StepMarkInsideACallMovesContinuously) {
   NEED_ENGINE();
   static TempDir dir;
   auto doc = [](const std::string& mark_us) {
-    return trace_doc({R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":)" + mark_us + "}",
+    return trace_doc({step_mark("ProfilerStep#1", "0", mark_us),
                       call("cudaLaunchKernel", 1, 0, 5, 1), kernel("k", 7, 7, 1000, 1), call("cudaStreamSynchronize", 1, 10, 1000, 2),
                       call("cudaLaunchKernel", 1, 1050, 5, 3), kernel("k2", 7, 1057, 10, 3)});
   };
   sim::ReplayOptions opt;
   opt.launch_latency_s = 50 * us;
-  const auto topology = topo::Topology::parse(nlohmann::json::parse(kTopo), "two-gpu-switch.json");
+  const auto& topology = two_gpu_topology();
   const auto res = sim::Replay(topology, {trace::import_kineto(dir.write("m.json", doc("510")))}, opt).run();
   double previous = 0, previous_mark = 0;
   for (const char* mark : {"15", "259.999", "260", "509.999", "510", "510.001", "759.999", "760", "1009.999", "1010"}) {
@@ -433,13 +442,13 @@ TEST(Replay, StepMarkInsideACallMovesContinuously) {
 TEST(Replay, TriggeredSynchronizeThatDidNotWaitLastsItsDuration) {
   NEED_ENGINE();
   static TempDir dir;
-  const auto doc = trace_doc({R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100})",
-                              R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":200})",
+  const auto doc = trace_doc({step_mark("ProfilerStep#1", "0", "100"),
+                              step_mark("ProfilerStep#2", "100", "200"),
                               call("cudaLaunchKernel", 1, 0, 5, 1), kernel("A", 7, 7, 10, 1), call("cudaLaunchKernel", 2, 30, 5, 2),
                               kernel("B", 8, 37, 3, 2), call("cudaStreamSynchronize", 1, 100, 60, 3), call("cudaLaunchKernel", 1, 200, 5, 4),
                               kernel("C", 7, 207, 50, 4), call("cudaStreamSynchronize", 1, 206, 52, 5)});
   const auto w = trace::import_kineto(dir.write("trig.json", doc));
-  const auto topology = topo::Topology::parse(nlohmann::json::parse(kTopo), "two-gpu-switch.json");
+  const auto& topology = two_gpu_topology();
   const auto res = sim::Replay(topology, {w}, {}).run();
   EXPECT_NEAR(res.ranks[0].cpu_end[0][1] - res.ranks[0].cpu_start[0][1], 60 * us, 1e-12);  // the synchronize
   const auto rep = sim::analyse({w}, res, 0);
