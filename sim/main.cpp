@@ -498,8 +498,8 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
         {result.p2p_without_peer, "the traces do not say which peer they talk to (PyTorch 2.4+ records it for single sends and receives, not batched ones)"},
         {result.p2p_peer_without_trace, "their peers' traces were not given"},
         {result.p2p_replicated, "a replicated trace's peers are ranks of the run it was captured on"},
-        {result.p2p_peer_batched, "their peers' traces have no match for them but sends or receives that name no peer (batched ones), "
-                                  "so those pairs, and any after them between the same ranks, may be off"}};
+        {result.p2p_peer_batched, "the two ranks' traces name different numbers of them, and the short side has batched ones (naming no peer) "
+                                  "that may be the missing ones, so they cannot be paired in order"}};
     std::stable_sort(why.begin(), why.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     std::string reasons;
     for (const auto& [n, text] : why)

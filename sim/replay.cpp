@@ -420,7 +420,7 @@ struct Replay::Impl {
   // Sends and receives at their measured duration, by why: no peer in the trace, the peer's
   // trace not given, a replicated trace (its peers are the capture's ranks); and those paired.
   std::uint64_t p2p_no_peer = 0, p2p_peer_absent = 0, p2p_replicated = 0, p2p_paired_no_size = 0;
-  std::uint64_t p2p_peer_batched = 0;  // naming a peer whose trace has no match for it but batched ones
+  std::uint64_t p2p_peer_batched = 0;  // of a pair that cannot be paired in order (see unpairable)
   struct CommTag {
     bool collective;
     int rank;
@@ -686,7 +686,8 @@ void Replay::Impl::match_collectives() {
   // peer (batched ones), which may be the missing ones.
   struct P2pTally {
     std::string text;
-    bool counts_differ = false, short_side_unnamed = false;
+    bool counts_differ = false;
+    bool batched_cover = false;  // the short side's batched ones are at least as many as it lacks
   };
   auto p2p_tally = [&](const std::string& name, int src, int dst) {
     const Workload& ws = workloads[rank_workload[slot_of_rank.at(src)]];
@@ -706,22 +707,46 @@ void Replay::Impl::match_collectives() {
       const bool short_sender = sent < received;
       const Workload& x = short_sender ? ws : wd;
       const int me = short_sender ? src : dst, peer = short_sender ? dst : src;
-      const auto elsewhere = count(x, short_sender ? trace::P2pRole::send : trace::P2pRole::recv, peer, name, false);
-      const auto unnamed = std::count_if(x.collectives.begin(), x.collectives.end(),
-                                         [](const trace::Collective& o) { return o.kind == collective::Kind::send_recv && o.peer < 0; });
+      const auto role = short_sender ? trace::P2pRole::send : trace::P2pRole::recv;
+      const auto elsewhere = count(x, role, peer, name, false);
+      // Its sends (or receives) on this process group that name no peer (batched ones, or of
+      // no known direction): one of them may be the missing one.
+      const auto unnamed = std::count_if(x.collectives.begin(), x.collectives.end(), [&](const trace::Collective& o) {
+        return o.kind == collective::Kind::send_recv && o.peer < 0 && (o.p2p_role == role || o.p2p_role == trace::P2pRole::none) &&
+               x.communicators[o.communicator].name == name;
+      });
       if (elsewhere)
         text += "; rank " + std::to_string(me) + (short_sender ? " sends " : " receives ") + std::to_string(elsewhere) + " time(s)" +
                 (short_sender ? " to rank " : " from rank ") + std::to_string(peer) +
                 " on other communicators: do the traces name the process group alike (\"Process Group Name\")?";
       if (unnamed)
-        text += "; rank " + std::to_string(me) + "'s trace has " + std::to_string(unnamed) +
-                " send/recv(s) that name no peer (no \"Dst Rank\" or \"Src Rank\"), which cannot be paired";
-      tally.short_side_unnamed = unnamed > 0;
+        text += "; rank " + std::to_string(me) + "'s trace has " + std::to_string(unnamed) + (short_sender ? " send(s)" : " receive(s)") +
+                " on it that name no peer (no \"" + (short_sender ? "Dst" : "Src") + " Rank\": batched ones), which cannot be paired";
+      tally.batched_cover = unnamed >= std::max(sent, received) - std::min(sent, received);
     }
     return tally;
   };
   if (!replicated)
     for (int m = 0; m < nranks; ++m) slot_of_rank.emplace(workloads[rank_workload[m]].rank, m);
+  // Rank pairs whose sends and receives cannot be paired in order: the two traces name
+  // different numbers of them, and the short side has at least as many batched ones (naming
+  // no peer) of that direction on that process group, among which the missing ones may be
+  // (and which would shift every later pair). All of such a pair's sends and receives run
+  // unpaired, with a note; a shortfall the batched ones cannot cover is an error (below).
+  std::set<std::tuple<std::string, int, int>> unpairable;
+  if (!replicated) {
+    std::map<std::tuple<std::string, int, int>, std::array<std::uint64_t, 2>> named;
+    for (int r = 0; r < nranks; ++r) {
+      const Workload& w = workloads[rank_workload[r]];
+      for (const auto& c : w.collectives) {
+        if (c.kind != collective::Kind::send_recv || c.peer < 0 || !slot_of_rank.count(c.peer)) continue;
+        const bool sends = c.p2p_role == trace::P2pRole::send;
+        ++named[{w.communicators[c.communicator].name, sends ? w.rank : c.peer, sends ? c.peer : w.rank}][sends ? 0 : 1];
+      }
+    }
+    for (const auto& [key, n] : named)
+      if (n[0] != n[1] && p2p_tally(std::get<0>(key), std::get<1>(key), std::get<2>(key)).batched_cover) unpairable.insert(key);
+  }
   // "all_reduce of 12.0 MiB", with the exact bytes where two sizes would read the same.
   auto what = [](collective::Kind kind, std::uint64_t bytes, bool exact) {
     const std::string k(collective::to_string(kind));
@@ -735,7 +760,10 @@ void Replay::Impl::match_collectives() {
     for (size_t ci = 0; ci < w.collectives.size(); ++ci) {
       const auto& c = w.collectives[ci];
       const auto& comm = w.communicators[c.communicator];
-      if (c.kind == collective::Kind::send_recv && c.peer >= 0 && !replicated && slot_of_rank.count(c.peer)) {
+      const bool p2p_sends = c.p2p_role == trace::P2pRole::send;
+      const bool unpairable_pair = c.kind == collective::Kind::send_recv && c.peer >= 0 && !unpairable.empty() &&
+                                   unpairable.count({comm.name, p2p_sends ? w.rank : c.peer, p2p_sends ? c.peer : w.rank});
+      if (c.kind == collective::Kind::send_recv && c.peer >= 0 && !replicated && slot_of_rank.count(c.peer) && !unpairable_pair) {
         // A send and the peer's receive (PyTorch 2.4+ records the peer): the k-th send from
         // rank a to rank b on a process group pairs with b's k-th receive from a there, and
         // moves its bytes from a's GPU to b's once both have launched (NCCL's rendezvous).
@@ -792,7 +820,7 @@ void Replay::Impl::match_collectives() {
         // Point-to-point whose peer is not recorded (a batched send/recv, an older PyTorch),
         // has no trace here, or is a rank of the replicated trace's capture: each runs alone
         // at its measured time.
-        ++(c.peer < 0 ? p2p_no_peer : replicated ? p2p_replicated : p2p_peer_absent);
+        ++(c.peer < 0 ? p2p_no_peer : replicated ? p2p_replicated : unpairable_pair ? p2p_peer_batched : p2p_peer_absent);
         Instance inst;
         inst.label = "send/recv #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\" on rank " + std::to_string(w.rank);
         inst.expected = 1;
@@ -1066,27 +1094,13 @@ void Replay::Impl::match_collectives() {
     }
   }
   // A collective that some member never reaches would hang: report it now.
-  std::map<std::tuple<std::string, int, int>, bool> batched_peer;  // per pair: does the short side have batched ones
-  for (auto& inst : instances) {
+  for (const auto& inst : instances) {
     if (static_cast<int>(inst.members.size()) == inst.expected) continue;
     if (inst.p2p_src >= 0) {
-      // A send without its receive, or a receive without its send. Where the other side has
-      // batched sends or receives (naming no peer), one of them may be it: the unmatched one
-      // then runs unpaired, at its measured duration, with a note (the batched ones already
-      // do).
+      // A send without its receive, or a receive without its send (a pair the batched ones of
+      // the short side cannot explain: see unpairable).
       const bool sent = inst.members.front().rank == inst.p2p_src;
       const int src = rank_id(inst.p2p_src), dst = rank_id(inst.p2p_dst);
-      const auto pair = std::make_tuple(inst.comm_name, src, dst);
-      auto known = batched_peer.find(pair);
-      if (known == batched_peer.end()) known = batched_peer.emplace(pair, p2p_tally(inst.comm_name, src, dst).short_side_unnamed).first;
-      if (known->second) {
-        inst.p2p_src = inst.p2p_dst = -1;
-        inst.expected = 1;
-        inst.p2p = true;
-        ++p2p_at_measured;
-        ++p2p_peer_batched;
-        continue;
-      }
       input_error(workloads[rank_workload[sent ? inst.p2p_dst : inst.p2p_src]].source, inst.label,
                   "rank " + std::to_string(sent ? dst : src) + (sent ? " never receives it, which rank " : " never sends it, which rank ") +
                       std::to_string(sent ? src : dst) + (sent ? " sends" : " receives") + "; the job would hang: " + p2p_tally(inst.comm_name, src, dst).text);

@@ -93,7 +93,7 @@ struct ReplayResult {
   std::uint64_t p2p_without_peer = 0;          //   the trace does not name the peer
   std::uint64_t p2p_peer_without_trace = 0;    //   the peer's trace was not given
   std::uint64_t p2p_replicated = 0;            //   of a replicated trace (its peers are the capture's ranks)
-  std::uint64_t p2p_peer_batched = 0;          //   the peer's match is among its batched ones, which name no peer
+  std::uint64_t p2p_peer_batched = 0;          //   of a rank pair whose counts differ where the short side's batched ones may be the missing ones
   std::uint64_t p2p_paired = 0;                // sends paired with their receives (each a flow between the two GPUs)
   std::uint64_t p2p_paired_without_size = 0;   //   of which of no size in the traces: at the shorter measured duration
   std::vector<std::string> notes;              // what the replay assumed (e.g. a group layout it could not copy)

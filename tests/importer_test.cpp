@@ -799,6 +799,15 @@ TEST(Importer, SendAndReceiveNameTheirPeer) {
   std::string no_info = trace("2", "3");
   no_info.replace(no_info.find("\"distributedInfo\": {\"rank\": 1, \"world_size\": 4}, "), 49, "");
   for (auto at = no_info.find("\"send\""); at != std::string::npos; at = no_info.find("\"send\"")) no_info.replace(at, 6, "\"Send\"");
+  // A send that names no peer (a batched one) is still a send, in the IR too.
+  std::string peerless = trace("2", "0");
+  peerless.erase(peerless.find(", \"Dst Rank\": 2"), 15);
+  const auto batched = trace::import_kineto(d.write("peerless.json", peerless));
+  EXPECT_EQ(batched.collectives[0].p2p_role, trace::P2pRole::send);
+  EXPECT_EQ(batched.collectives[0].peer, -1);
+  const auto batched_ir = trace::load_workload(d.write("peerless.ir.json", trace::workload_to_json(batched)));
+  EXPECT_EQ(batched_ir.collectives[0].p2p_role, trace::P2pRole::send);
+  EXPECT_EQ(batched_ir.collectives[0].peer, -1);
   const auto guessed = trace::import_kineto(d.write("no_info.json", no_info));
   EXPECT_EQ(guessed.world_size, 4);  // the group of 4
   EXPECT_EQ(guessed.collectives[0].p2p_role, trace::P2pRole::send);

@@ -352,6 +352,8 @@ TEST(Replay, SendWithoutItsReceiveIsAnError) {
   std::string batched = p2p_trace(1, false, 0, 1000);
   batched.erase(batched.find(",\"Src Rank\":0"), 13);
   EXPECT_EQ(error({p2p_trace(0, true, 0, 1000), batched}), "no error");
+  // Three sends that one batched receive cannot all be: still an error, which says so.
+  EXPECT_NE(error({p2p_trace(0, true, 0, 1000, 3), batched}).find("rank 1's trace has 1 receive(s) on it that name no peer"), std::string::npos);
   // Traces of different profiler windows pair by order no more than collectives do.
   EXPECT_EQ(error({p2p_trace(0, true, 0, 1000, 1, "0", "ProfilerStep#1"), p2p_trace(1, false, 0, 1000, 1, "0", "ProfilerStep#2")}),
             "t1.json: rank 1, send #0 from rank 0 to rank 1 on communicator \"0\": this rank launches it in ProfilerStep#2, rank 0 in ProfilerStep#1 "

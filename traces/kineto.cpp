@@ -898,12 +898,12 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
               }
             }
           }
+          c.p2p_role = cname == "send" ? P2pRole::send : P2pRole::recv;
           if (peer_args->contains(key)) {
             const std::int64_t peer = get_int(*peer_args, key, -1);
             if (peer < 0 || peer > INT32_MAX)
               input_error(path, peer_place, std::string("\"") + key + "\" = " + shown_value((*peer_args)[key]) + " is not a rank (expected the " +
                                                 (cname == "send" ? "destination" : "source") + "'s global rank, e.g. 1)");
-            c.p2p_role = cname == "send" ? P2pRole::send : P2pRole::recv;
             c.peer = static_cast<int>(peer);
           }
         }

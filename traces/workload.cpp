@@ -140,9 +140,9 @@ void Workload::check() const {
     // with that rank's receive or send.
     if (c.peer >= 0 || c.p2p_role != P2pRole::none) {
       const std::string place = "collectives[" + std::to_string(i) + "]";
-      if (c.kind != collective::Kind::send_recv) input_error(source, place, "has a peer but is a " + std::string(collective::to_string(c.kind)) + ", not a send or receive");
-      if ((c.peer >= 0) != (c.p2p_role != P2pRole::none)) input_error(source, place, "a peer needs a direction (send or recv) and a direction needs a peer");
-      if (const std::string why = peer_problem(c); !why.empty()) input_error(source, place, "peer " + std::to_string(c.peer) + " " + why);
+      if (c.kind != collective::Kind::send_recv) input_error(source, place, "is a send or receive (p2p, peer) but a " + std::string(collective::to_string(c.kind)));
+      if (c.peer >= 0 && c.p2p_role == P2pRole::none) input_error(source, place, "a peer needs a direction (send or recv)");
+      if (const std::string why = c.peer >= 0 ? peer_problem(c) : ""; !why.empty()) input_error(source, place, "peer " + std::to_string(c.peer) + " " + why);
     }
     auto [it, inserted] = seen.emplace(std::make_tuple(c.communicator, c.seq, c.kind == collective::Kind::send_recv), i);
     if (!inserted)

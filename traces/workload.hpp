@@ -91,8 +91,8 @@ struct Collective {
   std::uint64_t seq = 0;                 // order within its communicator on this rank (send/recv counted apart)
   std::int32_t gpu_op = -1;
   // A send or a receive ("Collective name" send / recv, kind send_recv): which, and the
-  // global rank of its other end ("Dst Rank" / "Src Rank", PyTorch 2.4+). -1: not given
-  // (a batched send/recv, or an older trace); then the traces cannot pair it.
+  // global rank of its other end ("Dst Rank" / "Src Rank", PyTorch 2.4+). peer -1: not
+  // given (a batched send/recv, or an older trace); then the traces cannot pair it.
   P2pRole p2p_role = P2pRole::none;
   int peer = -1;
 };

@@ -104,10 +104,8 @@ std::string workload_to_json(const Workload& w) {
                      {"protocol", collective::to_string(c.protocol)},
                      {"protocol_from_trace", c.protocol_from_trace},
                      {"gpu_op", c.gpu_op}});
-    if (c.p2p_role != P2pRole::none) {  // a send or receive whose peer the trace gives
-      colls.back()["p2p"] = to_string(c.p2p_role);
-      colls.back()["peer"] = c.peer;
-    }
+    if (c.p2p_role != P2pRole::none) colls.back()["p2p"] = to_string(c.p2p_role);  // a send or a receive
+    if (c.peer >= 0) colls.back()["peer"] = c.peer;                                  // whose peer the trace gives
   }
   doc["collectives"] = std::move(colls);
   ordered iters = ordered::array();
@@ -324,11 +322,12 @@ Workload workload_from_json(const json& doc, const std::string& path) {
     c.protocol_from_trace = r.boolean(o, "protocol_from_trace", place, false);
     if (c.protocol_from_trace && collective::runs_only_in_simple(c.algorithm) && c.protocol != collective::Protocol::simple)
       r.fail(place + ".protocol", c.algorithm + " in " + std::string(collective::to_string(c.protocol)) + ": NCCL runs NVLS and NVLS_TREE only in Simple");
-    if (o.contains("p2p") || o.contains("peer")) {
+    if (o.contains("peer") && !o.contains("p2p")) r.fail(place, "has a \"peer\" but no \"p2p\" (send or recv)");
+    if (o.contains("p2p")) {
       const std::string role = r.string(o, "p2p", place);
       if (role != "send" && role != "recv") r.fail(place + ".p2p", "\"" + shown_text(role) + "\" is not send or recv");
       c.p2p_role = role == "send" ? P2pRole::send : P2pRole::recv;
-      c.peer = static_cast<int>(r.integer(o, "peer", place, 0, kMaxRanks - 1));
+      if (o.contains("peer")) c.peer = static_cast<int>(r.integer(o, "peer", place, 0, kMaxRanks - 1));
     }
     c.gpu_op = static_cast<std::int32_t>(r.integer(o, "gpu_op", place, 0, n_gpu - 1));
     if (w.gpu_ops[c.gpu_op].collective != static_cast<std::int32_t>(i))
