@@ -861,6 +861,10 @@ TEST(Importer, SendPeerFromItsRecordParamCommsOp) {
   std::string loose = trace("3");
   loose.replace(loose.find("\"External id\": 77,"), 18, "\"External id\": \"77abc\",");
   EXPECT_EQ(trace::import_kineto(d.write("loose.json", loose)).collectives[0].peer, -1);
+  std::string long_id = trace("3");  // 19 digits: an int64, as a string
+  long_id.replace(long_id.find("\"External id\": 77,"), 18, "\"External id\": \"1234567890123456789\",");
+  long_id.replace(long_id.find("\"External id\": 77,"), 18, "\"External id\": 1234567890123456789,");
+  EXPECT_EQ(trace::import_kineto(d.write("long_id.json", long_id)).collectives[0].peer, 3);
   std::string twice = trace("3");
   twice.replace(twice.find("\"External id\": 78,"), 18, "\"External id\": 77,");
   try {

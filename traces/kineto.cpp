@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -199,10 +200,9 @@ std::optional<std::int64_t> exact_id(const json& args, const char* key) {
   }
   if (!it->is_string()) return std::nullopt;
   const std::string& t = it->get_ref<const std::string&>();
-  const size_t digits = t.size() - (t.rfind('-', 0) == 0 ? 1 : 0);
-  if (digits == 0 || digits > 18 || !std::all_of(t.end() - static_cast<std::ptrdiff_t>(digits), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return std::nullopt;
-  return std::stoll(t);
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);  // decimal digits, '-' first at most
+  return ec == std::errc() && end == t.data() + t.size() ? std::optional<std::int64_t>(v) : std::nullopt;
 }
 
 std::int64_t get_int(const json& args, const char* key, std::int64_t def = -1) {
