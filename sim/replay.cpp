@@ -399,6 +399,9 @@ struct Replay::Impl {
     int step_rank = -1;                  // that member
     std::string comm_name;               // its communicator (process group) name
     double gather_scale = 1;             // an all-gather's input per trace input (--ranks)
+    bool numbered_by_trace = false;      // matched by PyTorch's "Seq" (seq), not by order
+    std::uint64_t seq = 0;               // its number on the communicator
+    bool outside_window = false;         // a member's trace window does not reach it: this member's alone, at its measured duration
   };
   std::vector<Instance> instances;
   std::vector<std::vector<std::int32_t>> instance_of;  // [rank][collective index] -> instance
@@ -421,6 +424,7 @@ struct Replay::Impl {
   // trace not given, a replicated trace (its peers are the capture's ranks); and those paired.
   std::uint64_t p2p_no_peer = 0, p2p_peer_absent = 0, p2p_replicated = 0, p2p_paired_no_size = 0;
   std::uint64_t p2p_peer_batched = 0;  // of a pair that cannot be paired in order (see unpairable)
+  std::uint64_t outside_window = 0;    // collective kernels outside another member's trace window, at their measured duration
   struct CommTag {
     bool collective;
     int rank;
@@ -747,6 +751,46 @@ void Replay::Impl::match_collectives() {
     for (const auto& [key, n] : named)
       if (n[0] != n[1] && p2p_tally(std::get<0>(key), std::get<1>(key), std::get<2>(key)).batched_cover) unpairable.insert(key);
   }
+  // Collectives are matched by (process group, group, number). The number is PyTorch's own
+  // ("Seq", Communicator::seq_from_trace) where every trace with collectives on that process
+  // group gives it: the same on every rank, whatever collective each profiler window
+  // starts at. Else it is their order on the process group in each trace (one trace without
+  // "Seq" turns the others' back to order, with a note).
+  std::set<std::string> by_trace_seq;
+  std::map<std::pair<int, std::string>, std::pair<std::uint64_t, std::uint64_t>> seq_window;  // (slot, name) -> first and last number
+  std::vector<std::vector<std::uint64_t>> order_of(workloads.size());  // [workload][collective] -> its order on its process group
+  if (!replicated) {
+    std::map<std::string, std::array<int, 2>> given;  // name -> traces numbering it by "Seq", by order
+    for (size_t wi = 0; wi < workloads.size(); ++wi) {
+      const Workload& w = workloads[wi];
+      std::vector<std::uint64_t> next(w.communicators.size(), 0);
+      std::vector<char> used(w.communicators.size(), 0);
+      order_of[wi].resize(w.collectives.size(), 0);
+      for (size_t ci = 0; ci < w.collectives.size(); ++ci) {
+        const auto& c = w.collectives[ci];
+        if (c.kind == collective::Kind::send_recv) continue;
+        order_of[wi][ci] = next[c.communicator]++;
+        used[c.communicator] = 1;
+      }
+      for (size_t k = 0; k < w.communicators.size(); ++k)
+        if (used[k]) ++given[w.communicators[k].name][w.communicators[k].seq_from_trace ? 0 : 1];
+    }
+    for (const auto& [name, n] : given) {
+      if (n[1] == 0) by_trace_seq.insert(name);
+      else if (n[0] > 0)
+        notes.insert("process group \"" + name + "\": " + std::to_string(n[0]) + " trace(s) number its collectives by PyTorch's \"Seq\", " +
+                     std::to_string(n[1]) + " do not: its collectives are matched by their order in each trace");
+    }
+    for (int r = 0; r < nranks; ++r) {
+      const Workload& w = workloads[rank_workload[r]];
+      for (const auto& c : w.collectives) {
+        const std::string& name = w.communicators[c.communicator].name;
+        if (c.kind == collective::Kind::send_recv || !by_trace_seq.count(name)) continue;
+        auto [at, fresh] = seq_window.try_emplace({r, name}, c.seq, c.seq);
+        if (!fresh) at->second = {std::min(at->second.first, c.seq), std::max(at->second.second, c.seq)};
+      }
+    }
+  }
   // "all_reduce of 12.0 MiB", with the exact bytes where two sizes would read the same.
   auto what = [](collective::Kind kind, std::uint64_t bytes, bool exact) {
     const std::string k(collective::to_string(kind));
@@ -834,6 +878,10 @@ void Replay::Impl::match_collectives() {
         ++p2p_at_measured;
         continue;
       }
+      // Its number on the process group (see by_trace_seq).
+      const bool numbered_by_trace = by_trace_seq.count(comm.name) > 0;
+      const std::uint64_t seq = replicated || numbered_by_trace || !comm.seq_from_trace ? c.seq : order_of[rank_workload[r]][ci];
+      const std::string number = (numbered_by_trace ? "Seq " : "#") + std::to_string(seq);  // as errors and labels name it
       // Members of this rank's communicator and the group key.
       const bool named_dp = std::find(opt.dp_groups.begin(), opt.dp_groups.end(), comm.name) != opt.dp_groups.end();
       std::vector<int> members;
@@ -913,7 +961,7 @@ void Replay::Impl::match_collectives() {
         // members' traces are missing, as with a list.
         const int group_size = c.group_size > 0 ? c.group_size : (w.world_size_from_groups ? 0 : w.world_size);
         if (group_size > nranks)
-          input_error(w.source, "collective " + std::string(collective::to_string(c.kind)) + " #" + std::to_string(c.seq) + " of communicator \"" +
+          input_error(w.source, "collective " + std::string(collective::to_string(c.kind)) + " " + number + " of communicator \"" +
                                     comm.name + "\"",
                       (c.group_size > 0 ? "has \"Group size\" " + std::to_string(c.group_size)
                                         : "gives neither its group's ranks nor its size, so it spans the job's " + std::to_string(w.world_size) +
@@ -925,7 +973,7 @@ void Replay::Impl::match_collectives() {
         for (int gr : comm.ranks) {
           const auto found = slot_of_rank.find(gr);
           if (found == slot_of_rank.end())
-            input_error(w.source, "collective " + std::string(collective::to_string(c.kind)) + " #" + std::to_string(c.seq) +
+            input_error(w.source, "collective " + std::string(collective::to_string(c.kind)) + " " + number +
                                       " of communicator \"" + comm.name + "\"",
                         "needs rank " + std::to_string(gr) + ", which has no trace (give every member's trace, or one trace to replicate)");
           members.push_back(found->second);
@@ -944,7 +992,7 @@ void Replay::Impl::match_collectives() {
             std::vector<int> both;
             std::set_intersection(members.begin(), members.end(), other.members.begin(), other.members.end(), std::back_inserter(both));
             if (!both.empty())
-              input_error(w.source, "rank " + std::to_string(w.rank) + ", collective #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\"",
+              input_error(w.source, "rank " + std::to_string(w.rank) + ", collective " + number + " of communicator \"" + comm.name + "\"",
                           "mismatched communicator: this rank's trace gives it ranks [" + rank_list(members) + "] (group size " + std::to_string(captured) +
                               "), rank " + std::to_string(rank_id(other.first_slot)) + "'s ranks [" + rank_list(other.members) + "] (group size " +
                               std::to_string(other.captured) + ")");
@@ -953,12 +1001,12 @@ void Replay::Impl::match_collectives() {
           groups.push_back({members, r, captured});
         }
       }
-      auto key = std::make_tuple(comm.name, block, c.seq);
+      auto key = std::make_tuple(comm.name, block, seq);
       auto [it, inserted] = by_key.emplace(key, static_cast<std::int32_t>(instances.size()));
       const std::string* step = replicated ? nullptr : step_of(w, c);  // where this rank launched it
       if (inserted) {
         Instance inst;
-        inst.label = std::string(collective::to_string(c.kind)) + " #" + std::to_string(c.seq) + " of communicator \"" +
+        inst.label = std::string(collective::to_string(c.kind)) + " " + number + " of communicator \"" +
                      comm.name + "\" (" + (c.in_bytes ? human_bytes(static_cast<double>(c.in_bytes)) : "size unknown") + ")";
         inst.expected = static_cast<int>(members.size());
         inst.kind = c.kind;
@@ -973,6 +1021,8 @@ void Replay::Impl::match_collectives() {
         inst.captured_ranks = c.group_size > 0 ? c.group_size : static_cast<int>(comm.ranks.size());
         inst.member_slots = members;
         inst.comm_name = comm.name;
+        inst.numbered_by_trace = numbered_by_trace;
+        inst.seq = seq;
         // Scaled to another rank count (--ranks), a data-parallel collective keeps its whole
         // buffer, as the same model on more GPUs does: an all-reduce's, a reduce-scatter's
         // input, an all-gather's output, whose input (the trace's size: the rank's shard)
@@ -986,7 +1036,7 @@ void Replay::Impl::match_collectives() {
       } else {
         const Instance& inst = instances[it->second];
         const int first = inst.members.front().rank;
-        const std::string place = "rank " + std::to_string(w.rank) + ", collective #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\"";
+        const std::string place = "rank " + std::to_string(w.rank) + ", collective " + number + " of communicator \"" + comm.name + "\"";
         // all_to_allv sends each rank its own amount (MoE dispatch): the ranks' sizes may
         // differ. Modelled as an even all_to_all of the largest, which the slowest rank sets.
         // A rank may send nothing (0 elements read as no size): the others' size then counts.
@@ -1005,7 +1055,7 @@ void Replay::Impl::match_collectives() {
           };
           const auto& theirs_w = workloads[rank_workload[first]];
           const auto mine_n = count_on(w), theirs_n = count_on(theirs_w);
-          const std::string counts = mine_n == theirs_n ? ""
+          const std::string counts = mine_n == theirs_n || numbered_by_trace ? ""
                                                         : "; this rank has " + std::to_string(mine_n) + " collectives on communicator \"" + comm.name + "\", rank " +
                                                               std::to_string(rank_id(first)) + " has " + std::to_string(theirs_n) +
                                                               ": one is missing, extra or on another communicator, and the later ones pair wrongly";
@@ -1059,7 +1109,9 @@ void Replay::Impl::match_collectives() {
             });
           };
           std::string why;
-          if (step_names(w) == step_names(theirs_w))
+          if (numbered_by_trace)  // the same collective, by PyTorch's number: the steps are named apart
+            why = " (" + theirs_w.source + "): the traces number their profiler steps differently (steps are compared by name)";
+          else if (step_names(w) == step_names(theirs_w))
             for (const auto& it : w.iterations)
               if (const auto mine_n = count_in(w, it.name), theirs_n = count_in(theirs_w, it.name); mine_n != theirs_n) {
                 why = ": in " + it.name + " this rank launches " + std::to_string(mine_n) + " collectives on communicator \"" + comm.name + "\", rank " +
@@ -1093,6 +1145,41 @@ void Replay::Impl::match_collectives() {
       input_error("", "--dp-group", "no process group \"" + name + "\" in the traces (theirs: " + (list.empty() ? std::string("none") : list) + ")");
     }
   }
+  // A collective numbered by PyTorch's "Seq" that a member's trace does not reach because its
+  // profiler window begins after it or ends before it (that member's first and last numbers
+  // on the process group do not bracket it): the window cut it, the job did not skip it.
+  // Each member that launched it runs it alone at its measured duration. A number missing
+  // inside a member's window is a collective it never reaches: an error, below.
+  for (size_t id = 0, n = instances.size(); id < n; ++id) {
+    if (!instances[id].numbered_by_trace || static_cast<int>(instances[id].members.size()) == instances[id].expected) continue;
+    std::set<int> present;
+    for (const auto& m : instances[id].members) present.insert(m.rank);
+    const bool cut = std::all_of(instances[id].member_slots.begin(), instances[id].member_slots.end(), [&](int m) {
+      if (present.count(m)) return true;
+      const auto win = seq_window.find({m, instances[id].comm_name});
+      return win != seq_window.end() && (instances[id].seq < win->second.first || instances[id].seq > win->second.second);
+    });
+    if (!cut) continue;
+    const std::vector<Member> members = std::move(instances[id].members);
+    for (size_t k = 0; k < members.size(); ++k) {
+      const auto piece = k == 0 ? static_cast<std::int32_t>(id) : static_cast<std::int32_t>(instances.size());
+      if (k > 0) instances.push_back(instances[id]);
+      Instance& inst = instances[piece];
+      const Member& m = members[k];
+      const Workload& w = workloads[rank_workload[m.rank]];
+      const auto& op = w.gpu_ops[m.node - graphs[rank_workload[m.rank]].gpu_base];
+      inst.members = {m};
+      inst.member_slots = {m.rank};
+      inst.expected = 1;
+      inst.outside_window = true;
+      inst.measured_dur_s = op.dur_ns * 1e-9;
+      instance_of[m.rank][op.collective] = piece;
+      ++outside_window;
+    }
+  }
+  if (outside_window)
+    notes.insert(std::to_string(outside_window) + " collective kernel(s) launched before or after another member's trace window (by PyTorch's \"Seq\") "
+                 "ran alone at their measured duration: the profiler windows of the ranks' traces begin or end at different collectives");
   // A collective that some member never reaches would hang: report it now.
   for (const auto& inst : instances) {
     if (static_cast<int>(inst.members.size()) == inst.expected) continue;
@@ -1113,11 +1200,18 @@ void Replay::Impl::match_collectives() {
     // Traces of different steps (profiler windows) also leave collectives unmatched: they
     // are matched by their order in each trace.
     std::string steps;
-    for (const auto& w : workloads)
-      if (!w.iterations.empty() && !w0.iterations.empty() && w.iterations.front().name != w0.iterations.front().name && steps.empty())
-        steps = "; or the traces cover different steps (rank " + std::to_string(w0.rank) + "'s starts at " + w0.iterations.front().name +
-                ", rank " + std::to_string(w.rank) + "'s at " + w.iterations.front().name +
-                "): collectives are matched by their order in each trace, so give traces of the same steps";
+    if (inst.numbered_by_trace) {
+      // Matched by PyTorch's number: the missing member's window holds it, so it skipped it.
+      if (const auto win = seq_window.find({missing.front(), inst.comm_name}); win != seq_window.end())
+        steps = "; rank " + std::to_string(rank_id(missing.front())) + "'s trace has the collectives Seq " + std::to_string(win->second.first) + " to " +
+                std::to_string(win->second.second) + " of this process group but not this one";
+    } else {
+      for (const auto& w : workloads)
+        if (!w.iterations.empty() && !w0.iterations.empty() && w.iterations.front().name != w0.iterations.front().name && steps.empty())
+          steps = "; or the traces cover different steps (rank " + std::to_string(w0.rank) + "'s starts at " + w0.iterations.front().name +
+                  ", rank " + std::to_string(w.rank) + "'s at " + w.iterations.front().name +
+                  "): collectives are matched by their order in each trace, so give traces of the same steps";
+    }
     // A missing rank that launches the like of it on a communicator of another name: the
     // traces name the process group differently (or not at all).
     // Only when that rank launches nothing on a communicator of this name: one it uses, that
@@ -1237,10 +1331,10 @@ void Replay::Impl::start_collective(std::int32_t id) {
     // NCCL runs it as a local copy (read and write of the buffer at the GPU's HBM rate).
     if (inst.in_bytes <= 0 && inst.p2p_src >= 0)
       ++p2p_paired_no_size;
-    else if (inst.in_bytes <= 0 && !inst.p2p)
+    else if (inst.in_bytes <= 0 && !inst.p2p && !inst.outside_window)
       ++no_size;
     double dur = std::isfinite(inst.measured_dur_s) ? inst.measured_dur_s : 0.0;
-    if (n == 1 && inst.in_bytes > 0 && inst.captured_ranks > 1) {
+    if (n == 1 && inst.in_bytes > 0 && inst.captured_ranks > 1 && !inst.outside_window) {
       // The whole buffer: an all-gather's is its shard (the trace's size) times its ranks.
       const double bytes = inst.kind == collective::Kind::all_gather ? inst.in_bytes * inst.captured_ranks : inst.in_bytes;
       const auto spec = gpu::find_gpu_spec(topo.nodes()[rank_gpu[inst.members.front().rank]].model);
@@ -1433,7 +1527,8 @@ ReplayResult Replay::run() {
   // Sends and receives are counted apart.
   const auto paired = static_cast<std::uint64_t>(
       std::count_if(m.instances.begin(), m.instances.end(), [](const Impl::Instance& i) { return i.p2p_src >= 0; }));
-  res.collectives = m.instances_done - m.p2p_at_measured - paired;
+  res.collectives = m.instances_done - m.p2p_at_measured - paired - m.outside_window;
+  res.collectives_outside_window = m.outside_window;
   res.p2p_paired = paired;
   res.p2p_paired_without_size = m.p2p_paired_no_size;
   res.collectives_without_size = m.no_size;

@@ -89,6 +89,7 @@ struct ReplayResult {
   std::uint64_t collectives = 0;      // collective instances completed
   std::uint64_t collectives_without_size = 0;  // replayed at measured duration
   std::uint64_t unequal_all_to_all = 0;        // all_to_allv: sizes differ across ranks, modelled at the largest
+  std::uint64_t collectives_outside_window = 0;  // kernels outside another member's trace window (by "Seq"): at measured duration
   std::uint64_t p2p_at_measured_duration = 0;  // sends and receives not paired, each at its measured duration; of which:
   std::uint64_t p2p_without_peer = 0;          //   the trace does not name the peer
   std::uint64_t p2p_peer_without_trace = 0;    //   the peer's trace was not given

@@ -422,6 +422,7 @@ std::string summary_json(const RunReport& rep, const ReplayResult& res, const nl
   j["collectives"] = res.collectives;
   j["collectives_replayed_at_measured_duration"] = res.collectives_without_size;
   j["all_to_all_modelled_at_largest_size"] = res.unequal_all_to_all;
+  j["collectives_outside_trace_window"] = res.collectives_outside_window;
   j["send_recv_at_measured_duration"] = res.p2p_at_measured_duration;
   j["send_recv_paired"] = res.p2p_paired;
   j["send_recv_paired_without_size"] = res.p2p_paired_without_size;

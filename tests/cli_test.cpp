@@ -3133,3 +3133,64 @@ TEST(Cli, PipelineExampleSendsFollowTheStages) {
   EXPECT_NEAR(step_ms("--compose host0=gpu0-7,host1=gpu8-15 --placement gpu0,gpu8", "hosts"), 99.501, 0.002);
   EXPECT_NEAR(step_ms("--placement gpu0,gpu1 --p2p off", "shm"), 107.087, 0.002);
 }
+
+// The example's 12 all-reduces numbered by PyTorch's "Seq" (100-111) on both ranks replay
+// exactly as when matched by order; `import` says which process groups are so numbered.
+// Rank 1's trace without its first all-reduce (its profiler window starting one later):
+// Seq 100 is only rank 0's, which runs it alone at its measured duration, and the other 11
+// still pair (by order, as without "Seq", rank 1's first would pair with rank 0's first,
+// of another size: an error).
+TEST(Cli, CollectivesMatchedByPyTorchSeqAcrossProfilerWindows) {
+  TempDir tmp;
+  auto numbered = [&](int rank, bool drop_first, bool give_seq = true) {
+    json doc = read_json(example(rank));
+    json kept = json::array();
+    int seq = 100;
+    std::int64_t dropped_corr = -1;
+    for (auto& e : doc["traceEvents"]) {
+      if (e.value("cat", "") == "kernel" && e["name"].get<std::string>().rfind("ncclKernel_", 0) == 0) {
+        if (drop_first && seq == 100) {
+          dropped_corr = e["args"]["correlation"].get<std::int64_t>();
+          ++seq;
+          continue;
+        }
+        if (give_seq) e["args"]["Seq"] = seq;
+        ++seq;
+      }
+      kept.push_back(e);
+    }
+    EXPECT_EQ(seq, 112);
+    json without_launch = json::array();  // and its launch
+    for (auto& e : kept)
+      if (!(e.value("cat", "") == "cuda_runtime" && e.contains("args") && e["args"].value("correlation", std::int64_t{-2}) == dropped_corr))
+        without_launch.push_back(e);
+    doc["traceEvents"] = without_launch;
+    const std::string path = tmp.path() + "/r" + std::to_string(rank) + (drop_first ? "-cut" : "") + (give_seq ? "" : "-no-seq") + ".json";
+    write_json(path, doc);
+    return path;
+  };
+  const std::string r0 = numbered(0, false), r1 = numbered(1, false), r1_cut = numbered(1, true);
+  const CliResult imp = run_cli("import " + q(r0));
+  ASSERT_EQ(imp.exit_code, 0) << imp.err;
+  EXPECT_NE(imp.out.find("  collectives numbered by PyTorch's \"Seq\" on process group(s) \"0\"\n"), std::string::npos) << imp.out;
+  const CliResult by_order = run_cli("run " + example_traces() + " --topology composable-falcon4016");
+  const CliResult by_seq = run_cli("run --trace " + q(r0) + " --trace " + q(r1) + " --topology composable-falcon4016");
+  ASSERT_EQ(by_seq.exit_code, 0) << by_seq.err;
+  EXPECT_EQ(summary_without_wall_time(by_seq.out), summary_without_wall_time(by_order.out));
+  const std::string out = tmp.path() + "/cut";
+  const CliResult cut = run_cli("run --trace " + q(r0) + " --trace " + q(r1_cut) + " --topology composable-falcon4016 --out " + q(out));
+  ASSERT_EQ(cut.exit_code, 0) << cut.err;
+  const json summary = read_json(out + "/summary.json");
+  EXPECT_EQ(summary["collectives"], 11);
+  EXPECT_EQ(summary["collectives_outside_trace_window"], 1);
+  EXPECT_NE(cut.out.find("note: 1 collective kernel(s) launched before or after another member's trace window (by PyTorch's \"Seq\") ran alone at their "
+                         "measured duration"),
+            std::string::npos)
+      << cut.out;
+  const std::string r1_cut_no_seq = numbered(1, true, false);
+  const CliResult shifted = run_cli("run --trace " + q(r0) + " --trace " + q(r1_cut_no_seq) + " --topology composable-falcon4016");
+  EXPECT_EQ(shifted.exit_code, 2);
+  EXPECT_NE(shifted.err.find("rank 1, collective #0 of communicator \"0\": mismatched collective: this rank has all_reduce of 16.0 MiB, rank 0 has all_reduce of 12.0 MiB"),
+            std::string::npos)
+      << shifted.err;
+}

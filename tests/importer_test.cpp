@@ -876,3 +876,72 @@ TEST(Importer, SendPeerFromItsRecordParamCommsOp) {
         << e.what();
   }
 }
+
+// PyTorch numbers each collective of a process group ("Seq", the same on every rank; since
+// March 2026): on the kernel, or on the record_param_comms of the kernel's "External id".
+// A process group whose collectives all give it, increasing, is numbered by it, and the
+// IR keeps it; one where some do not, or where it does not increase, is numbered by order,
+// with a note. Sends and receives keep their own order (PyTorch numbers them apart). A "Seq"
+// that is not a whole number is an error naming its event.
+TEST(Importer, CollectivesNumberedByPyTorchSeq) {
+  TempDir d;
+  auto trace = [&](const std::string& s0, const std::string& s1, const std::string& op_seq) {
+    auto seq = [](const std::string& s) { return s.empty() ? std::string() : ", \"Seq\": " + s; };
+    auto launch_and_kernel = [](int corr, int ts, const std::string& extra) {
+      return R"J(
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": )J" + std::to_string(ts) +
+             R"J(, "dur": 5, "args": {"correlation": )J" + std::to_string(corr) + R"J(}},
+      {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 9, "ts": )J" +
+             std::to_string(ts + 10) + R"J(, "dur": 20, "args": {"device": 0, "stream": 9, "correlation": )J" + std::to_string(corr) +
+             R"J(, "Collective name": "allreduce", "In msg nelems": 256, "dtype": "Float", "Group size": 2, "Process Group Name": "0", "Process Group Ranks": "[0, 1]")J" +
+             extra + "}}";
+    };
+    return R"J({"distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 80, "dur": 8,
+       "args": {"External id": 90, "Collective name": "allreduce")J" + seq(op_seq) + R"J(}},)J" +
+           launch_and_kernel(1, 0, seq(s0)) + "," + launch_and_kernel(2, 40, seq(s1)) + "," + launch_and_kernel(3, 80, ", \"External id\": 90") + R"J(,
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 120, "dur": 5, "args": {"correlation": 4}},
+      {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 9, "ts": 130, "dur": 20,
+       "args": {"device": 0, "stream": 9, "correlation": 4, "Collective name": "send", "In msg nelems": 256, "dtype": "Float", "Group size": 2,
+                "Process Group Name": "0", "Process Group Ranks": "[0, 1]", "Dst Rank": 1, "Seq": 7}}]})J";
+  };
+  auto seqs = [](const trace::Workload& w) {
+    std::vector<std::uint64_t> v;
+    for (const auto& c : w.collectives) v.push_back(c.seq);
+    return v;
+  };
+  const auto w = trace::import_kineto(d.write("t.json", trace("12", "\"13\"", "14")));
+  ASSERT_EQ(w.collectives.size(), 4u);
+  EXPECT_EQ(seqs(w), (std::vector<std::uint64_t>{12, 13, 14, 0}));  // the send: the first of its own count
+  EXPECT_TRUE(w.communicators[w.collectives[0].communicator].seq_from_trace);
+  EXPECT_TRUE(w.notes.empty());
+  const auto back = trace::load_workload(d.write("t.ir.json", trace::workload_to_json(w)));
+  EXPECT_EQ(seqs(back), seqs(w));
+  EXPECT_TRUE(back.communicators[back.collectives[0].communicator].seq_from_trace);
+
+  const auto repeated = trace::import_kineto(d.write("r.json", trace("12", "12", "14")));
+  EXPECT_EQ(seqs(repeated), (std::vector<std::uint64_t>{0, 1, 2, 0}));
+  EXPECT_FALSE(repeated.communicators[0].seq_from_trace);
+  ASSERT_EQ(repeated.notes.size(), 1u);
+  EXPECT_EQ(repeated.notes[0], "process group \"0\": \"Seq\" 12 (traceEvents[4]) launches after \"Seq\" 12 (traceEvents[2]), so its collectives are matched "
+                               "across ranks by their order in the trace");
+  const auto partial = trace::import_kineto(d.write("p.json", trace("12", "", "14")));
+  EXPECT_EQ(seqs(partial), (std::vector<std::uint64_t>{0, 1, 2, 0}));
+  ASSERT_EQ(partial.notes.size(), 1u);
+  EXPECT_EQ(partial.notes[0], "process group \"0\": 2 of its 3 collectives give PyTorch's \"Seq\", so its collectives are matched across ranks by their order in the trace");
+
+  auto error = [&](const std::string& text) {
+    try {
+      trace::import_kineto(d.write("bad.json", text));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(trace("\"x\"", "13", "14")), d.path() + "/bad.json: traceEvents[2].args: \"Seq\" = \"x\" is not a sequence number (expected PyTorch's whole "
+                                                          "number of the collective in its process group, e.g. 17)");
+  EXPECT_EQ(error(trace("12", "13", "-3")), d.path() + "/bad.json: traceEvents[0].args: \"Seq\" = -3 is not a sequence number (expected PyTorch's whole "
+                                                        "number of the collective in its process group, e.g. 17)");
+  EXPECT_EQ(error(trace("12", "13", "2.5")), d.path() + "/bad.json: traceEvents[0].args: \"Seq\" = 2.5 is not a sequence number (expected PyTorch's whole "
+                                                         "number of the collective in its process group, e.g. 17)");
+}

@@ -429,7 +429,9 @@ TEST(Replay, StepMarkInsideACallMovesContinuously) {
     const auto rep = sim::analyse({trace::import_kineto(dir.write("m.json", doc(mark)))}, res, 0);
     const double t = rep.iterations[0].predicted_s;
     EXPECT_GT(t, previous) << mark;
-    if (std::stod(mark) - previous_mark < 0.0015) EXPECT_LT(t - previous, 5e-9) << mark << " us jumps";  // 1 ns after the previous mark
+    if (std::stod(mark) - previous_mark < 0.0015) {  // 1 ns after the previous mark
+      EXPECT_LT(t - previous, 5e-9) << mark << " us jumps";
+    }
     previous = t;
     previous_mark = std::stod(mark);
   }
@@ -457,4 +459,76 @@ TEST(Replay, TriggeredSynchronizeThatDidNotWaitLastsItsDuration) {
   ASSERT_EQ(rep.iterations.size(), 2u);
   EXPECT_NEAR(rep.iterations[0].predicted_s, 100 * us, 1e-12);
   EXPECT_NEAR(rep.iterations[1].predicted_s, 200 * us, 1e-12);
+}
+
+namespace {
+// Rank r's trace of all-reduces of 1 MiB floats numbered `seqs` by PyTorch ("Seq"; none
+// when empty), launched 100 us apart, each kernel lasting 90 us.
+std::string seq_trace(int rank, const std::vector<int>& seqs, bool give_seq = true, long nelems = 262144) {
+  char d[256];
+  std::snprintf(d, sizeof d, R"("distributedInfo":{"rank":%d,"world_size":2,"pg_config":[{"pg_name":"0","backend_config":"cuda:nccl","ranks":[0,1]}]},)", rank);
+  std::vector<std::string> ev;
+  for (size_t k = 0; k < seqs.size(); ++k) {
+    const std::string args = R"(,"Collective name":"allreduce","In msg nelems":)" + std::to_string(k == 1 && rank == 1 ? nelems : 262144) +
+                             R"(,"dtype":"Float","Group size":2,"Process Group Name":"0","Process Group Ranks":"[0, 1]")" +
+                             (give_seq ? ",\"Seq\":" + std::to_string(seqs[k]) : "");
+    ev.push_back(call("cudaLaunchKernel", 1, 100.0 * k, 5, static_cast<int>(k) + 1));
+    ev.push_back(kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 20, 100.0 * k + 7, 90, static_cast<int>(k) + 1, args));
+  }
+  return trace_doc(ev, d);
+}
+}  // namespace
+
+// Rank 0's profiler window starts one all-reduce earlier than rank 1's, and ends one
+// earlier: by PyTorch's "Seq" the two in both windows (5 and 6) are matched and end
+// together; Seq 4 (only rank 0's) and Seq 7 (only rank 1's) each run alone at their
+// measured 90 us. By order, as without "Seq", rank 0's 4 would pair with rank 1's 5.
+TEST(Replay, CollectivesMatchByPyTorchSeq) {
+  NEED_ENGINE();
+  auto res = replay({seq_trace(0, {4, 5, 6}), seq_trace(1, {5, 6, 7})});
+  EXPECT_EQ(res.collectives, 2u);
+  EXPECT_EQ(res.collectives_outside_window, 2u);
+  const auto &r0 = res.ranks[0], &r1 = res.ranks[1];
+  EXPECT_NEAR(r0.gpu_end[0] - r0.gpu_start[0], 90 * us, 1e-12);  // Seq 4, alone
+  EXPECT_NEAR(r1.gpu_end[2] - r1.gpu_start[2], 90 * us, 1e-12);  // Seq 7, alone
+  EXPECT_NEAR(r0.gpu_end[1], r1.gpu_end[0], 1e-12);              // Seq 5 on both
+  EXPECT_NEAR(r0.gpu_end[2], r1.gpu_end[1], 1e-12);              // Seq 6 on both
+  EXPECT_GT(r0.gpu_end[2] - r0.gpu_start[2], 0.0);
+  ASSERT_FALSE(res.notes.empty());
+  EXPECT_NE(res.notes[0].find("2 collective kernel(s) launched before or after another member's trace window"), std::string::npos) << res.notes[0];
+}
+
+// Without "Seq" the same traces pair by order: three collectives, rank 0's first with rank
+// 1's first. With "Seq" on one rank only, order too, with a note.
+TEST(Replay, CollectivesWithoutSeqMatchByOrder) {
+  NEED_ENGINE();
+  auto res = replay({seq_trace(0, {4, 5, 6}), seq_trace(1, {5, 6, 7}, false)});
+  EXPECT_EQ(res.collectives, 3u);
+  EXPECT_EQ(res.collectives_outside_window, 0u);
+  EXPECT_NEAR(res.ranks[0].gpu_end[0], res.ranks[1].gpu_end[0], 1e-12);
+  ASSERT_EQ(res.notes.size(), 1u);
+  EXPECT_EQ(res.notes[0], "process group \"0\": 1 trace(s) number its collectives by PyTorch's \"Seq\", 1 do not: its collectives are matched by their order in each trace");
+}
+
+// A Seq inside a member's window that it does not launch: it never reaches it (the job would
+// hang), an error naming its Seq and the member's window; a size mismatch on one Seq is
+// named without the order-shift hint.
+TEST(Replay, CollectiveMissingInsideTheSeqWindowIsAnError) {
+  NEED_ENGINE();
+  auto error = [](const std::vector<std::string>& docs) {
+    try {
+      replay(docs);
+    } catch (const InputError& e) {
+      std::string what = e.what();
+      for (auto at = what.find("/tmp/"); at != std::string::npos; at = what.find("/tmp/")) what.erase(at, what.find("/t", at + 5) + 1 - at);
+      return what;
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error({seq_trace(0, {4, 5, 6}), seq_trace(1, {4, 6})}),
+            "t0.json: all_reduce Seq 5 of communicator \"0\" (1.0 MiB): ranks [1] (t1.json) never reach this collective, which ranks [0] launch; the job would "
+            "hang; rank 1's trace has the collectives Seq 4 to 6 of this process group but not this one");
+  EXPECT_EQ(error({seq_trace(0, {4, 5, 6}), seq_trace(1, {4, 5, 6}, true, 1000)}),
+            "t1.json: rank 1, collective Seq 5 of communicator \"0\": mismatched collective: this rank has all_reduce of 3.9 KiB, rank 0 has all_reduce of "
+            "1.0 MiB (t0.json)");
 }

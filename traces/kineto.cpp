@@ -404,7 +404,7 @@ std::optional<std::int64_t> exact_ns_of_decimal(std::string_view text) {
 const std::set<std::string, std::less<>> kArgsRead = {
     "correlation",     "stream",         "device",     "bytes",      "wait_on_stream",      "wait_on_cuda_event_record_corr_id",
     "Collective name", "dtype",          "Group size", "In msg nelems", "Out msg nelems", "Process Group Name",
-    "Process Group Ranks", "Dst Rank",       "Src Rank",   "External id"};
+    "Process Group Ranks", "Dst Rank",       "Src Rank",   "External id", "Seq"};
 
 // A DOM builder for nlohmann's SAX parser that keeps only what the importer reads: an event
 // it does not read becomes an empty object as soon as it is parsed, so that the others keep
@@ -681,11 +681,11 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     if (auto name = e.find("name"); (is_gpu || is_call || is_annotation) && name != e.end() && !name->is_string())
       input_error(path, "traceEvents[" + std::to_string(i) + "]", "\"name\" must be a string, not " + shown_value(*name));
     // Kineto before 2025 copies a send's or receive's "Collective name" and sizes from its
-    // record_param_comms CPU op to its kernel but not its peer ("Dst Rank" / "Src Rank"):
-    // kept by the op's "External id", which the kernel's repeats.
+    // record_param_comms CPU op to its kernel but not its peer ("Dst Rank" / "Src Rank"),
+    // nor a collective's "Seq": kept by the op's "External id", which the kernel's repeats.
     if (cat == "cpu_op" && !is_step && e.contains("args") && e["args"].is_object()) {
       const json& a = e["args"];
-      if (a.contains("Dst Rank") || a.contains("Src Rank"))
+      if (a.contains("Dst Rank") || a.contains("Src Rank") || a.contains("Seq"))
         if (const auto id = exact_id(a, "External id")) comms_by_external_id.emplace(*id, &e);
       continue;
     }
@@ -812,6 +812,11 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   std::vector<std::uint64_t> comm_seq, p2p_seq;
   std::vector<size_t> collective_event;  // per collective: its index in traceEvents
   std::unordered_map<size_t, size_t> peer_event;  // collective -> the event giving its peer, where not its kernel
+  // Per collective: PyTorch's number of it in its process group ("Seq"; -1: not given, and
+  // always for sends and receives, which PyTorch numbers per process group, not per pair)
+  // and the event giving it.
+  std::vector<std::int64_t> trace_seq;
+  std::vector<size_t> seq_event;
   // Per communicator: the ranks shown by a list cut short that could not be completed, and
   // its event.
   std::map<std::int32_t, std::pair<std::vector<int>, size_t>> shown_ranks;
@@ -907,6 +912,35 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
             c.peer = static_cast<int>(peer);
           }
         }
+        // PyTorch numbers each collective of a process group ("Seq", the same on every rank;
+        // recorded since March 2026, pytorch/pytorch#177148, sends and receives by a counter
+        // of their own): on the kernel, or on the record_param_comms of the kernel's id.
+        std::int64_t pt_seq = -1;
+        size_t pt_seq_event = event_index;
+        if (kind != collective::Kind::send_recv) {
+          const json* seq_args = a.contains("Seq") ? &a : nullptr;
+          if (const auto id = exact_id(a, "External id"); !seq_args && id) {
+            const auto [from, to] = comms_by_external_id.equal_range(*id);
+            for (auto op = from; op != to; ++op) {
+              const json& oa = (*op->second)["args"];
+              if (!oa.contains("Seq")) continue;
+              const size_t at = static_cast<size_t>(op->second - &(*events)[0]);
+              if (seq_args && exact_id(*seq_args, "Seq") != exact_id(oa, "Seq"))
+                input_error(path, args_place,
+                            "\"External id\" " + std::to_string(*id) + " is that of two record_param_comms giving different \"Seq\" (traceEvents[" +
+                                std::to_string(pt_seq_event) + "] and traceEvents[" + std::to_string(at) + "]): the collective's number cannot be told");
+              if (!seq_args) seq_args = &oa, pt_seq_event = at;
+            }
+          }
+          if (seq_args) {
+            const auto v = exact_id(*seq_args, "Seq");
+            if (!v || *v < 0)
+              input_error(path, "traceEvents[" + std::to_string(pt_seq_event) + "].args",
+                          "\"Seq\" = " + shown_value((*seq_args)["Seq"]) +
+                              " is not a sequence number (expected PyTorch's whole number of the collective in its process group, e.g. 17)");
+            pt_seq = *v;
+          }
+        }
         std::string pg = get_str(a, "Process Group Name");
         if (pg.empty()) pg = "world";
         auto [cit, cnew] = comm_index.emplace(pg, static_cast<std::int32_t>(w.communicators.size()));
@@ -959,6 +993,8 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         op.collective = static_cast<std::int32_t>(w.collectives.size());
         w.collectives.push_back(std::move(c));
         collective_event.push_back(event_index);
+        trace_seq.push_back(pt_seq);
+        seq_event.push_back(pt_seq_event);
       }
     }
     if (auto it = call_by_corr.find(g.correlation); g.correlation >= 0 && it != call_by_corr.end()) {
@@ -1188,6 +1224,35 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     w.notes.push_back("process group \"" + shown_text(comm.name) + "\" has " + std::to_string(size) + " of the job's " + std::to_string(w.world_size) +
                       " ranks (\"Group size\") but the trace does not list them: taken as groups of " + std::to_string(size) +
                       " consecutive ranks (" + list + " for rank " + std::to_string(w.rank) + ")");
+  }
+  // A process group whose every collective gives PyTorch's "Seq", increasing, is numbered by
+  // it: ranks whose profiler windows begin or end at different collectives are then still
+  // matched (the replay runs those outside another member's window at their measured
+  // duration). Otherwise by order, as without "Seq", and the note says why.
+  for (size_t ci = 0; ci < w.communicators.size(); ++ci) {
+    size_t given = 0, total = 0, last = 0;
+    std::string disorder;
+    for (size_t k = 0; k < w.collectives.size(); ++k) {
+      if (w.collectives[k].communicator != static_cast<std::int32_t>(ci) || w.collectives[k].kind == collective::Kind::send_recv) continue;
+      ++total;
+      if (trace_seq[k] < 0) continue;
+      if (given++ > 0 && trace_seq[k] <= trace_seq[last] && disorder.empty())
+        disorder = "\"Seq\" " + std::to_string(trace_seq[k]) + " (traceEvents[" + std::to_string(seq_event[k]) + "]) launches after \"Seq\" " +
+                   std::to_string(trace_seq[last]) + " (traceEvents[" + std::to_string(seq_event[last]) + "])";
+      last = k;
+    }
+    if (given == 0) continue;
+    if (given == total && disorder.empty()) {
+      w.communicators[ci].seq_from_trace = true;
+      for (size_t k = 0; k < w.collectives.size(); ++k)
+        if (w.collectives[k].communicator == static_cast<std::int32_t>(ci) && w.collectives[k].kind != collective::Kind::send_recv)
+          w.collectives[k].seq = static_cast<std::uint64_t>(trace_seq[k]);
+    } else {
+      w.notes.push_back("process group \"" + shown_text(w.communicators[ci].name) + "\": " +
+                        (disorder.empty() ? std::to_string(given) + " of its " + std::to_string(total) + " collectives give PyTorch's \"Seq\""
+                                          : disorder) +
+                        ", so its collectives are matched across ranks by their order in the trace");
+    }
   }
   // A send's or receive's peer, checked here to name its event (Workload::check() names the
   // IR's collectives[i]).

@@ -77,6 +77,10 @@ struct Communicator {
   std::string name;        // process group name ("0") or "world"
   std::vector<int> ranks;  // global ranks; empty means all ranks of the job
   bool ranks_guessed = false;  // the trace gives only the group's size: ranks are consecutive ones
+  // Its collectives' seq are PyTorch's own numbers ("Seq" of record_param_comms, recorded
+  // since March 2026, pytorch/pytorch#177148): the same on every rank for one collective, and they need not start at 0 (a
+  // profiler window starts mid-job). Otherwise seq is the collective's order in this trace.
+  bool seq_from_trace = false;
 };
 
 struct Collective {
@@ -88,7 +92,8 @@ struct Collective {
   std::string dtype;
   int group_size = 0;                    // ranks in the communicator (0: unknown)
   std::int32_t communicator = 0;         // index into Workload::communicators
-  std::uint64_t seq = 0;                 // order within its communicator on this rank (send/recv counted apart)
+  std::uint64_t seq = 0;                 // number within its communicator (Communicator::seq_from_trace: PyTorch's;
+                                         // else its order on this rank; send/recv counted apart, always by order)
   std::int32_t gpu_op = -1;
   // A send or a receive ("Collective name" send / recv, kind send_recv): which, and the
   // global rank of its other end ("Dst Rank" / "Src Rank", PyTorch 2.4+). peer -1: not

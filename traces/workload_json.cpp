@@ -90,7 +90,10 @@ std::string workload_to_json(const Workload& w) {
   }
   doc["gpu_ops"] = std::move(gpu);
   ordered comms = ordered::array();
-  for (const auto& c : w.communicators) comms.push_back({{"name", c.name}, {"ranks", c.ranks}});
+  for (const auto& c : w.communicators) {
+    comms.push_back({{"name", c.name}, {"ranks", c.ranks}});
+    if (c.seq_from_trace) comms.back()["seq_from_trace"] = true;  // its collectives' seq are PyTorch's "Seq"
+  }
   doc["communicators"] = std::move(comms);
   ordered colls = ordered::array();
   for (const auto& c : w.collectives) {
@@ -292,10 +295,11 @@ Workload workload_from_json(const json& doc, const std::string& path) {
     if (in_stream[i] < 0) r.fail("gpu_ops[" + std::to_string(i) + "]", "not listed in the ops of its stream");
   for (size_t i = 0; i < comms.size(); ++i) {
     const std::string place = "communicators[" + std::to_string(i) + "]";
-    r.only_keys(comms[i], place, {"name", "ranks"});
+    r.only_keys(comms[i], place, {"name", "ranks", "seq_from_trace"});
     Communicator c;
     c.name = r.string(comms[i], "name", place);
     for (auto x : r.indices(comms[i], "ranks", place, w.world_size)) c.ranks.push_back(x);
+    c.seq_from_trace = r.boolean(comms[i], "seq_from_trace", place, false);
     w.communicators.push_back(std::move(c));
   }
   for (size_t i = 0; i < colls.size(); ++i) {
