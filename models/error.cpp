@@ -1,6 +1,8 @@
 #include "models/error.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <istream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -21,8 +23,21 @@ void json_nesting_error(std::string_view file, std::string_view place) {
 }
 
 std::string shown_text(std::string_view s, std::size_t max) {
-  if (s.size() <= max) return std::string(s);
-  return std::string(s.substr(0, max)) + "...";
+  // Control characters (a newline, a terminal escape) would break the one-line message or
+  // act on the terminal: shown escaped, as JSON writes them.
+  std::string out;
+  for (const char ch : s.substr(0, std::min(max, s.size()))) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (ch == '\n') out += "\\n";
+    else if (ch == '\t') out += "\\t";
+    else if (ch == '\r') out += "\\r";
+    else if (u < 0x20 || u == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", u);
+      out += b;
+    } else out += ch;
+  }
+  return s.size() <= max ? out : out + "...";
 }
 
 std::string shown_value(const nlohmann::json& v, std::size_t max) { return shown_text(v.dump(), max); }

@@ -50,7 +50,8 @@ inline constexpr int kMaxJsonDepth = 512;
 // characters with "..." (a 100 KB value must not fill the terminal).
 std::string shown_value(const nlohmann::json& v, std::size_t max = 80);
 std::string shown_value(const nlohmann::ordered_json& v, std::size_t max = 80);
-// The same for text (a key, a name): at most `max` characters, then "...".
+// The same for text (a key, a name): at most `max` characters, then "..."; control
+// characters escaped (\n, \u001b) so that a message stays one line and inert.
 std::string shown_text(std::string_view s, std::size_t max = 80);
 
 // parse_json_input()

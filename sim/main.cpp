@@ -781,7 +781,7 @@ int cmd_import(const std::string& path, const std::string& out, bool out_given) 
               w.collectives.size() - p2p, p2p, w.iterations.size());
   std::string numbered;  // process groups whose collectives are matched across ranks by PyTorch's "Seq"
   for (const auto& c : w.communicators)
-    if (c.seq_from_trace) numbered += (numbered.empty() ? "\"" : ", \"") + c.name + "\"";
+    if (c.seq_from_trace) numbered += (numbered.empty() ? "\"" : ", \"") + shown_text(c.name) + "\"";
   if (!numbered.empty()) std::printf("  collectives numbered by PyTorch's \"Seq\" on process group(s) %s\n", numbered.c_str());
   for (const auto& n : w.notes) std::printf("note: %s\n", n.c_str());
   if (out_given) {

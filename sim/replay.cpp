@@ -409,6 +409,7 @@ struct Replay::Impl {
   // communicator).
   std::map<std::pair<int, long long>, GroupLayout> layouts;
   std::set<std::string> notes;  // said once each, in the run's notes
+  std::vector<double> start_offset_s;  // per rank slot: when its trace starts in the replay (a later profiler window)
   std::map<std::string, int> algorithm_not_kept;  // kernel-named algorithms the topology cannot run -> collectives
 
   // Run state.
@@ -752,15 +753,26 @@ void Replay::Impl::match_collectives() {
       if (n[0] != n[1] && p2p_tally(std::get<0>(key), std::get<1>(key), std::get<2>(key)).batched_cover) unpairable.insert(key);
   }
   // Collectives are matched by (process group, group, number). The number is PyTorch's own
-  // ("Seq", Communicator::seq_from_trace) where every trace with collectives on that process
-  // group gives it: the same on every rank, whatever collective each profiler window
-  // starts at. Else it is their order on the process group in each trace (one trace without
-  // "Seq" turns the others' back to order, with a note).
-  std::set<std::string> by_trace_seq;
+  // ("Seq", Communicator::seq_from_trace) where every trace with collectives on that group
+  // (a process group name and its ranks: disjoint groups may share a name) gives it: the
+  // same on every rank, whatever collective each profiler window starts at. Else it is their
+  // order on the process group in each trace (one trace without "Seq" turns the others' back
+  // to order, with a note).
+  using GroupId = std::pair<std::string, std::vector<int>>;  // name and global ranks, sorted
+  auto group_of = [&](const trace::Communicator& comm) {
+    GroupId id{comm.name, comm.ranks};
+    if (id.second.empty())
+      for (const auto& [rank, slot] : slot_of_rank) id.second.push_back(rank);
+    std::sort(id.second.begin(), id.second.end());
+    return id;
+  };
+  std::set<GroupId> by_trace_seq, by_order;  // numbered by "Seq" on every trace; renumbered by order (traces disagree)
+  // [workload][communicator]: 1 numbered by "Seq", 2 renumbered by order, 0 as its trace numbers it.
+  std::vector<std::vector<char>> numbering(workloads.size());
   std::map<std::pair<int, std::string>, std::pair<std::uint64_t, std::uint64_t>> seq_window;  // (slot, name) -> first and last number
   std::vector<std::vector<std::uint64_t>> order_of(workloads.size());  // [workload][collective] -> its order on its process group
   if (!replicated) {
-    std::map<std::string, std::array<int, 2>> given;  // name -> traces numbering it by "Seq", by order
+    std::map<GroupId, std::array<int, 2>> given;  // traces numbering the group by "Seq", by order
     for (size_t wi = 0; wi < workloads.size(); ++wi) {
       const Workload& w = workloads[wi];
       std::vector<std::uint64_t> next(w.communicators.size(), 0);
@@ -773,23 +785,48 @@ void Replay::Impl::match_collectives() {
         used[c.communicator] = 1;
       }
       for (size_t k = 0; k < w.communicators.size(); ++k)
-        if (used[k]) ++given[w.communicators[k].name][w.communicators[k].seq_from_trace ? 0 : 1];
+        if (used[k]) ++given[group_of(w.communicators[k])][w.communicators[k].seq_from_trace ? 0 : 1];
     }
-    for (const auto& [name, n] : given) {
-      if (n[1] == 0) by_trace_seq.insert(name);
-      else if (n[0] > 0)
-        notes.insert("process group \"" + name + "\": " + std::to_string(n[0]) + " trace(s) number its collectives by PyTorch's \"Seq\", " +
-                     std::to_string(n[1]) + " do not: its collectives are matched by their order in each trace");
+    for (const auto& [id, n] : given) {
+      if (n[1] == 0) {
+        by_trace_seq.insert(id);
+      } else if (n[0] > 0) {
+        by_order.insert(id);
+        notes.insert("process group \"" + shown_text(id.first) + "\" (ranks [" + trace::rank_list_text(id.second) + "]): " + std::to_string(n[0]) +
+                     " trace(s) number its collectives by PyTorch's \"Seq\", " + std::to_string(n[1]) +
+                     " do not: its collectives are matched by their order in each trace");
+      }
     }
+    for (size_t wi = 0; wi < workloads.size(); ++wi)
+      for (const auto& comm : workloads[wi].communicators) {
+        const GroupId id = group_of(comm);
+        numbering[wi].push_back(comm.seq_from_trace && by_trace_seq.count(id) ? 1 : by_order.count(id) ? 2 : 0);
+      }
+    std::map<GroupId, std::vector<int>> slots_of;  // numbered groups -> the slots with collectives on them
     for (int r = 0; r < nranks; ++r) {
       const Workload& w = workloads[rank_workload[r]];
       for (const auto& c : w.collectives) {
-        const std::string& name = w.communicators[c.communicator].name;
-        if (c.kind == collective::Kind::send_recv || !by_trace_seq.count(name)) continue;
-        auto [at, fresh] = seq_window.try_emplace({r, name}, c.seq, c.seq);
-        if (!fresh) at->second = {std::min(at->second.first, c.seq), std::max(at->second.second, c.seq)};
+        const auto& comm = w.communicators[c.communicator];
+        if (c.kind == collective::Kind::send_recv || numbering[rank_workload[r]][c.communicator] != 1) continue;
+        auto [at, fresh] = seq_window.try_emplace({r, comm.name}, c.seq, c.seq);
+        if (fresh) slots_of[group_of(comm)].push_back(r);
+        else at->second = {std::min(at->second.first, c.seq), std::max(at->second.second, c.seq)};
       }
     }
+    // Windows that share no collective: traces of different profiler windows, of which
+    // nothing could be matched (each rank's collectives would run alone).
+    for (const auto& [id, slots] : slots_of)
+      for (int a : slots)
+        for (int b : slots) {
+          const auto& wa = seq_window.at({a, id.first});
+          const auto& wb = seq_window.at({b, id.first});
+          if (wa.second < wb.first)
+            input_error(workloads[rank_workload[b]].source, "process group \"" + shown_text(id.first) + "\"",
+                        "rank " + std::to_string(rank_id(a)) + "'s trace (" + workloads[rank_workload[a]].source + ") has its collectives \"Seq\" " +
+                            std::to_string(wa.first) + " to " + std::to_string(wa.second) + ", rank " + std::to_string(rank_id(b)) + "'s \"Seq\" " +
+                            std::to_string(wb.first) + " to " + std::to_string(wb.second) +
+                            ": they share none, so the traces are of different profiler windows (give traces of one profiler schedule)");
+        }
   }
   // "all_reduce of 12.0 MiB", with the exact bytes where two sizes would read the same.
   auto what = [](collective::Kind kind, std::uint64_t bytes, bool exact) {
@@ -879,8 +916,9 @@ void Replay::Impl::match_collectives() {
         continue;
       }
       // Its number on the process group (see by_trace_seq).
-      const bool numbered_by_trace = by_trace_seq.count(comm.name) > 0;
-      const std::uint64_t seq = replicated || numbered_by_trace || !comm.seq_from_trace ? c.seq : order_of[rank_workload[r]][ci];
+      const char numbered = replicated ? 0 : numbering[rank_workload[r]][c.communicator];
+      const bool numbered_by_trace = numbered == 1;
+      const std::uint64_t seq = numbered == 2 ? order_of[rank_workload[r]][ci] : c.seq;
       const std::string number = (numbered_by_trace ? "Seq " : "#") + std::to_string(seq);  // as errors and labels name it
       // Members of this rank's communicator and the group key.
       const bool named_dp = std::find(opt.dp_groups.begin(), opt.dp_groups.end(), comm.name) != opt.dp_groups.end();
@@ -1196,6 +1234,14 @@ void Replay::Impl::match_collectives() {
     for (const auto& m : inst.members) present.insert(m.rank);
     std::vector<int> reached, missing;
     for (int m : inst.member_slots) (present.count(m) ? reached : missing).push_back(m);
+    if (inst.numbered_by_trace) {
+      // Only the members whose window holds it skipped it: the others' windows missed it.
+      const auto skipped = std::stable_partition(missing.begin(), missing.end(), [&](int m) {
+        const auto win = seq_window.find({m, inst.comm_name});
+        return win == seq_window.end() || (inst.seq >= win->second.first && inst.seq <= win->second.second);
+      });
+      missing.erase(skipped, missing.end());
+    }
     const Workload& w0 = workloads[rank_workload[inst.members.front().rank]];
     // Traces of different steps (profiler windows) also leave collectives unmatched: they
     // are matched by their order in each trace.
@@ -1238,6 +1284,50 @@ void Replay::Impl::match_collectives() {
                     " never reach this collective, which ranks [" + rank_list(reached) + "] launch; the job would hang" +
                     elsewhere + steps);
   }
+  // A rank whose trace starts at a later collective of a process group numbered by "Seq" than
+  // another member's (its profiler window began later) starts later in the replay: by as
+  // much as the earlier one had run in its trace when it launched that collective, less the
+  // time this rank took to launch it. Else it would wait there for the other's collectives
+  // outside its window, and that wait would read as communication.
+  start_offset_s.assign(nranks, 0.0);
+  struct Lag {
+    int late, early;
+    double by_s;  // the late rank starts at least this much after the early one
+  };
+  std::vector<Lag> lags;
+  auto launched_s = [&](const Member& m) {
+    const Workload& w = workloads[rank_workload[m.rank]];
+    const auto& op = w.gpu_ops[m.node - graphs[rank_workload[m.rank]].gpu_base];
+    return 1e-9 * static_cast<double>(op.launch_thread >= 0 ? w.threads[op.launch_thread].ops[op.launch_op].ts_ns : op.ts_ns);
+  };
+  for (const auto& inst : instances) {
+    if (!inst.numbered_by_trace || inst.outside_window || static_cast<int>(inst.members.size()) != inst.expected) continue;
+    for (const auto& late : inst.members) {
+      if (seq_window.at({late.rank, inst.comm_name}).first != inst.seq) continue;  // not this rank's first on the group
+      for (const auto& early : inst.members)
+        if (seq_window.at({early.rank, inst.comm_name}).first < inst.seq) lags.push_back({late.rank, early.rank, launched_s(early) - launched_s(late)});
+    }
+  }
+  for (int pass = 0; pass <= nranks && !lags.empty(); ++pass) {
+    bool changed = false;
+    for (const auto& l : lags)
+      if (start_offset_s[l.early] + l.by_s > start_offset_s[l.late] + 1e-12) {
+        start_offset_s[l.late] = start_offset_s[l.early] + l.by_s;
+        changed = true;
+      }
+    if (!changed) break;
+  }
+  std::string delayed;
+  int n_delayed = 0;
+  for (int r = 0; r < nranks; ++r)
+    if (start_offset_s[r] > 0 && n_delayed++ < 4) {
+      char b[96];
+      std::snprintf(b, sizeof b, "%srank %d by %.3f ms", delayed.empty() ? "" : ", ", rank_id(r), start_offset_s[r] * 1e3);
+      delayed += b;
+    }
+  if (n_delayed)
+    notes.insert(std::to_string(n_delayed) + " rank(s) whose traces start at a later collective than another member's (by PyTorch's \"Seq\") start later "
+                 "in the replay, so that they launch it as far into the other's trace as measured: " + delayed + (n_delayed > 4 ? ", ..." : ""));
 }
 
 void Replay::Impl::release(int rank, std::int32_t node) {
@@ -1512,7 +1602,10 @@ ReplayResult Replay::run() {
     s.end.assign(g.n, -1.0);
     m.total += g.n;
   }
-  for (int r = 0; r < m.nranks; ++r) m.release(r, 0);
+  for (int r = 0; r < m.nranks; ++r) {
+    m.state[r].release[0] = m.start_offset_s.empty() ? 0.0 : m.start_offset_s[r];
+    m.release(r, 0);
+  }
   m.drain();
   sg4::Engine::get_instance()->run();
   m.graveyard.clear();

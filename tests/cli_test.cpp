@@ -3183,6 +3183,17 @@ TEST(Cli, CollectivesMatchedByPyTorchSeqAcrossProfilerWindows) {
   const json summary = read_json(out + "/summary.json");
   EXPECT_EQ(summary["collectives"], 11);
   EXPECT_EQ(summary["collectives_outside_trace_window"], 1);
+  // Rank 1 launches Seq 101 as far into its trace as rank 0 does: it starts with rank 0,
+  // and every step is predicted within 0.5% of the whole traces' prediction.
+  EXPECT_EQ(cut.out.find("start later in the replay"), std::string::npos) << cut.out;
+  const std::string whole_out = tmp.path() + "/whole";
+  ASSERT_EQ(run_cli("run " + example_traces() + " --topology composable-falcon4016 --out " + q(whole_out)).exit_code, 0);
+  const json whole = read_json(whole_out + "/summary.json");
+  ASSERT_EQ(summary["iterations"].size(), whole["iterations"].size());
+  for (size_t k = 0; k < whole["iterations"].size(); ++k)
+    EXPECT_NEAR(summary["iterations"][k]["predicted_s"].get<double>(), whole["iterations"][k]["predicted_s"].get<double>(),
+                0.005 * whole["iterations"][k]["predicted_s"].get<double>())
+        << k;
   EXPECT_NE(cut.out.find("note: 1 collective kernel(s) launched before or after another member's trace window (by PyTorch's \"Seq\") ran alone at their "
                          "measured duration"),
             std::string::npos)

@@ -944,4 +944,27 @@ TEST(Importer, CollectivesNumberedByPyTorchSeq) {
                                                         "number of the collective in its process group, e.g. 17)");
   EXPECT_EQ(error(trace("12", "13", "2.5")), d.path() + "/bad.json: traceEvents[0].args: \"Seq\" = 2.5 is not a sequence number (expected PyTorch's whole "
                                                          "number of the collective in its process group, e.g. 17)");
+  // The kernel's own "Seq" and its op's must agree.
+  std::string both = trace("12", "13", "14");
+  const std::string linked = ", \"External id\": 90}}";
+  both.replace(both.find(linked), linked.size(), ", \"External id\": 90, \"Seq\": 15}}");
+  EXPECT_EQ(error(both), d.path() + "/bad.json: traceEvents[6].args: \"Seq\" = 15 (traceEvents[6]) but \"Seq\" = 14 on traceEvents[0], the "
+                                    "record_param_comms of its \"External id\" 90: the collective's number cannot be told");
+  // A process group name is shown with its control characters escaped.
+  std::string odd = trace("12", "", "14");
+  for (auto at = odd.find("\"Process Group Name\": \"0\""); at != std::string::npos; at = odd.find("\"Process Group Name\": \"0\""))
+    odd.replace(at, 25, "\"Process Group Name\": \"a\\nb\\u001b\"");
+  const auto odd_w = trace::import_kineto(d.write("odd.json", odd));
+  ASSERT_FALSE(odd_w.notes.empty());
+  EXPECT_EQ(odd_w.notes[0].substr(0, 32), "process group \"a\\nb\\u001b\": 2 of");
+  // In the IR, numbers from PyTorch must increase in launch order.
+  auto doc = nlohmann::json::parse(trace::workload_to_json(w));
+  doc["collectives"][1]["seq"] = 11;
+  try {
+    trace::load_workload(d.write("w.ir.json", doc.dump()));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), d.path() + "/w.ir.json: collectives[1]: seq 11 follows seq 12 of collectives[0] on communicator \"0\", whose seq are "
+                                                "PyTorch's \"Seq\" (seq_from_trace): they increase in launch order");
+  }
 }

@@ -464,14 +464,17 @@ TEST(Replay, TriggeredSynchronizeThatDidNotWaitLastsItsDuration) {
 namespace {
 // Rank r's trace of all-reduces of 1 MiB floats numbered `seqs` by PyTorch ("Seq"; none
 // when empty), launched 100 us apart, each kernel lasting 90 us.
-std::string seq_trace(int rank, const std::vector<int>& seqs, bool give_seq = true, long nelems = 262144) {
-  char d[256];
-  std::snprintf(d, sizeof d, R"("distributedInfo":{"rank":%d,"world_size":2,"pg_config":[{"pg_name":"0","backend_config":"cuda:nccl","ranks":[0,1]}]},)", rank);
+// (On a job of `world` ranks, the group being `group` of ranks `members`.)
+std::string seq_trace(int rank, const std::vector<int>& seqs, bool give_seq = true, long nelems = 262144, int world = 2,
+                      const std::vector<int>& members = {0, 1}, const std::string& group = "0") {
+  std::string list;
+  for (int m : members) list += (list.empty() ? "" : ", ") + std::to_string(m);
+  const std::string d = "\"distributedInfo\":{\"rank\":" + std::to_string(rank) + ",\"world_size\":" + std::to_string(world) + "},";
   std::vector<std::string> ev;
   for (size_t k = 0; k < seqs.size(); ++k) {
     const std::string args = R"(,"Collective name":"allreduce","In msg nelems":)" + std::to_string(k == 1 && rank == 1 ? nelems : 262144) +
-                             R"(,"dtype":"Float","Group size":2,"Process Group Name":"0","Process Group Ranks":"[0, 1]")" +
-                             (give_seq ? ",\"Seq\":" + std::to_string(seqs[k]) : "");
+                             R"(,"dtype":"Float","Group size":)" + std::to_string(members.size()) + R"(,"Process Group Name":")" + group +
+                             R"(","Process Group Ranks":"[)" + list + "]\"" + (give_seq ? ",\"Seq\":" + std::to_string(seqs[k]) : "");
     ev.push_back(call("cudaLaunchKernel", 1, 100.0 * k, 5, static_cast<int>(k) + 1));
     ev.push_back(kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 20, 100.0 * k + 7, 90, static_cast<int>(k) + 1, args));
   }
@@ -483,6 +486,9 @@ std::string seq_trace(int rank, const std::vector<int>& seqs, bool give_seq = tr
 // earlier: by PyTorch's "Seq" the two in both windows (5 and 6) are matched and end
 // together; Seq 4 (only rank 0's) and Seq 7 (only rank 1's) each run alone at their
 // measured 90 us. By order, as without "Seq", rank 0's 4 would pair with rank 1's 5.
+// Rank 0 launched Seq 5 100 us into its trace, rank 1 at its start: rank 1 starts 100 us
+// into the replay, so both kernels of Seq 5 start at 107 us (launch at 100, + 2 us launch
+// latency after the 5 us call) and neither waits for the other.
 TEST(Replay, CollectivesMatchByPyTorchSeq) {
   NEED_ENGINE();
   auto res = replay({seq_trace(0, {4, 5, 6}), seq_trace(1, {5, 6, 7})});
@@ -491,11 +497,16 @@ TEST(Replay, CollectivesMatchByPyTorchSeq) {
   const auto &r0 = res.ranks[0], &r1 = res.ranks[1];
   EXPECT_NEAR(r0.gpu_end[0] - r0.gpu_start[0], 90 * us, 1e-12);  // Seq 4, alone
   EXPECT_NEAR(r1.gpu_end[2] - r1.gpu_start[2], 90 * us, 1e-12);  // Seq 7, alone
-  EXPECT_NEAR(r0.gpu_end[1], r1.gpu_end[0], 1e-12);              // Seq 5 on both
+  EXPECT_NEAR(r0.gpu_start[1], 107 * us, 1e-12);                 // Seq 5 on both, from 107 us
+  EXPECT_NEAR(r1.gpu_start[0], 107 * us, 1e-12);
+  EXPECT_NEAR(r0.gpu_end[1], r1.gpu_end[0], 1e-12);
   EXPECT_NEAR(r0.gpu_end[2], r1.gpu_end[1], 1e-12);              // Seq 6 on both
   EXPECT_GT(r0.gpu_end[2] - r0.gpu_start[2], 0.0);
-  ASSERT_FALSE(res.notes.empty());
-  EXPECT_NE(res.notes[0].find("2 collective kernel(s) launched before or after another member's trace window"), std::string::npos) << res.notes[0];
+  ASSERT_EQ(res.notes.size(), 2u);
+  EXPECT_EQ(res.notes[0],
+            "1 rank(s) whose traces start at a later collective than another member's (by PyTorch's \"Seq\") start later in the replay, so that they "
+            "launch it as far into the other's trace as measured: rank 1 by 0.100 ms");
+  EXPECT_NE(res.notes[1].find("2 collective kernel(s) launched before or after another member's trace window"), std::string::npos) << res.notes[1];
 }
 
 // Without "Seq" the same traces pair by order: three collectives, rank 0's first with rank
@@ -507,7 +518,9 @@ TEST(Replay, CollectivesWithoutSeqMatchByOrder) {
   EXPECT_EQ(res.collectives_outside_window, 0u);
   EXPECT_NEAR(res.ranks[0].gpu_end[0], res.ranks[1].gpu_end[0], 1e-12);
   ASSERT_EQ(res.notes.size(), 1u);
-  EXPECT_EQ(res.notes[0], "process group \"0\": 1 trace(s) number its collectives by PyTorch's \"Seq\", 1 do not: its collectives are matched by their order in each trace");
+  EXPECT_EQ(res.notes[0],
+            "process group \"0\" (ranks [0, 1]): 1 trace(s) number its collectives by PyTorch's \"Seq\", 1 do not: its collectives are matched by their order in "
+            "each trace");
 }
 
 // A Seq inside a member's window that it does not launch: it never reaches it (the job would
@@ -531,4 +544,65 @@ TEST(Replay, CollectiveMissingInsideTheSeqWindowIsAnError) {
   EXPECT_EQ(error({seq_trace(0, {4, 5, 6}), seq_trace(1, {4, 5, 6}, true, 1000)}),
             "t1.json: rank 1, collective Seq 5 of communicator \"0\": mismatched collective: this rank has all_reduce of 3.9 KiB, rank 0 has all_reduce of "
             "1.0 MiB (t0.json)");
+  // Windows that share no collective: nothing could be matched.
+  EXPECT_EQ(error({seq_trace(0, {4, 5}), seq_trace(1, {6, 7})}),
+            "t1.json: process group \"0\": rank 0's trace (t0.json) has its collectives \"Seq\" 4 to 5, rank 1's \"Seq\" 6 to 7: they share none, so the "
+            "traces are of different profiler windows (give traces of one profiler schedule)");
+}
+
+namespace {
+// Four A100s under one Gen4 switch.
+const topo::Topology& four_gpu_topology() {
+  static const topo::Topology t = topo::Topology::parse(nlohmann::json::parse(R"({
+    "schema_version": 1, "name": "four-gpu-switch",
+    "nodes": [{"name": "cpu0", "type": "host"}, {"name": "sw0", "type": "pcie_switch", "generation": 4},
+              {"name": "gpu0", "type": "gpu", "model": "A100"}, {"name": "gpu1", "type": "gpu", "model": "A100"},
+              {"name": "gpu2", "type": "gpu", "model": "A100"}, {"name": "gpu3", "type": "gpu", "model": "A100"}],
+    "links": [{"from": "cpu0", "to": "sw0", "type": "pcie", "generation": 4, "lanes": 16},
+              {"from": "sw0", "to": "gpu0", "type": "pcie", "generation": 4, "lanes": 16}, {"from": "sw0", "to": "gpu1", "type": "pcie", "generation": 4, "lanes": 16},
+              {"from": "sw0", "to": "gpu2", "type": "pcie", "generation": 4, "lanes": 16}, {"from": "sw0", "to": "gpu3", "type": "pcie", "generation": 4, "lanes": 16}]})"),
+                                                        "four-gpu-switch.json");
+  return t;
+}
+std::string replay_error_on_four(const std::vector<std::string>& docs) {
+  static TempDir dir;
+  std::vector<trace::Workload> w;
+  try {
+    for (size_t i = 0; i < docs.size(); ++i) w.push_back(trace::import_kineto(dir.write("t" + std::to_string(i) + ".json", docs[i])));
+    sim::Replay(four_gpu_topology(), std::move(w), sim::ReplayOptions{}).run();
+  } catch (const InputError& e) {
+    std::string what = e.what();
+    for (auto at = what.find("/tmp/"); at != std::string::npos; at = what.find("/tmp/")) what.erase(at, what.find("/t", at + 5) + 1 - at);
+    return what;
+  }
+  return "no error";
+}
+}  // namespace
+
+// Three ranks: rank 1's window starts at Seq 6, rank 2's holds 4 to 6 but not 5. Seq 5 is
+// missing inside rank 2's window only: the error names rank 2, not rank 1 (whose window
+// does not reach it).
+TEST(Replay, CollectiveMissingInsideOneMembersWindowNamesThatMember) {
+  NEED_ENGINE();
+  const std::vector<int> g{0, 1, 2};
+  EXPECT_EQ(replay_error_on_four({seq_trace(0, {4, 5, 6}, true, 262144, 3, g), seq_trace(1, {6, 7}, true, 262144, 3, g), seq_trace(2, {4, 6}, true, 262144, 3, g)}),
+            "t0.json: all_reduce Seq 5 of communicator \"0\" (1.0 MiB): ranks [2] (t2.json) never reach this collective, which ranks [0] launch; the job would "
+            "hang; rank 2's trace has the collectives Seq 4 to 6 of this process group but not this one");
+}
+
+// Disjoint groups of one name ([0, 1] and [2, 3], both "1"): one numbered by "Seq" with
+// windows one collective apart, the other without "Seq". Each is numbered its own way: no
+// note that the traces disagree, and the first group still matches by Seq.
+TEST(Replay, DisjointGroupsOfOneNameAreNumberedApart) {
+  NEED_ENGINE();
+  static TempDir dir;
+  const std::vector<int> a{0, 1}, b{2, 3};
+  const std::vector<std::string> docs = {seq_trace(0, {4, 5, 6}, true, 262144, 4, a, "1"), seq_trace(1, {5, 6, 7}, true, 262144, 4, a, "1"),
+                                         seq_trace(2, {4, 5, 6}, false, 262144, 4, b, "1"), seq_trace(3, {4, 5, 6}, false, 262144, 4, b, "1")};
+  std::vector<trace::Workload> w;
+  for (size_t i = 0; i < docs.size(); ++i) w.push_back(trace::import_kineto(dir.write("d" + std::to_string(i) + ".json", docs[i])));
+  const auto res = sim::Replay(four_gpu_topology(), std::move(w), sim::ReplayOptions{}).run();
+  EXPECT_EQ(res.collectives, 2u + 3u);
+  EXPECT_EQ(res.collectives_outside_window, 2u);
+  for (const auto& n : res.notes) EXPECT_EQ(n.find("do not: its collectives are matched by their order"), std::string::npos) << n;
 }

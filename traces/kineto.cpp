@@ -918,8 +918,9 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         std::int64_t pt_seq = -1;
         size_t pt_seq_event = event_index;
         if (kind != collective::Kind::send_recv) {
+          // The kernel's own and its ops' must agree: which is right cannot be told.
           const json* seq_args = a.contains("Seq") ? &a : nullptr;
-          if (const auto id = exact_id(a, "External id"); !seq_args && id) {
+          if (const auto id = exact_id(a, "External id")) {
             const auto [from, to] = comms_by_external_id.equal_range(*id);
             for (auto op = from; op != to; ++op) {
               const json& oa = (*op->second)["args"];
@@ -927,8 +928,9 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
               const size_t at = static_cast<size_t>(op->second - &(*events)[0]);
               if (seq_args && exact_id(*seq_args, "Seq") != exact_id(oa, "Seq"))
                 input_error(path, args_place,
-                            "\"External id\" " + std::to_string(*id) + " is that of two record_param_comms giving different \"Seq\" (traceEvents[" +
-                                std::to_string(pt_seq_event) + "] and traceEvents[" + std::to_string(at) + "]): the collective's number cannot be told");
+                            "\"Seq\" = " + shown_value((*seq_args)["Seq"]) + " (traceEvents[" + std::to_string(pt_seq_event) + "]) but \"Seq\" = " +
+                                shown_value(oa["Seq"]) + " on traceEvents[" + std::to_string(at) + "], the record_param_comms of its \"External id\" " +
+                                std::to_string(*id) + ": the collective's number cannot be told");
               if (!seq_args) seq_args = &oa, pt_seq_event = at;
             }
           }

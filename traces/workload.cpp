@@ -119,6 +119,23 @@ void Workload::check() const {
       if (k > 0 && sorted[k] == sorted[k - 1]) input_error(source, place, "rank " + std::to_string(sorted[k]) + " is listed twice");
     }
   }
+  // A communicator numbered by PyTorch's "Seq" (seq_from_trace) has its collectives' numbers
+  // increase in launch order, as PyTorch counts them: the replay takes the first and last as
+  // the trace's window on it.
+  std::vector<std::int64_t> last_of(communicators.size(), -1);
+  for (size_t i = 0; i < collectives.size(); ++i) {
+    const auto& c = collectives[i];
+    if (c.kind == collective::Kind::send_recv || c.communicator < 0 || static_cast<size_t>(c.communicator) >= communicators.size() ||
+        !communicators[c.communicator].seq_from_trace)
+      continue;
+    auto& last = last_of[c.communicator];
+    if (last >= 0 && c.seq <= collectives[last].seq)
+      input_error(source, "collectives[" + std::to_string(i) + "]",
+                  "seq " + std::to_string(c.seq) + " follows seq " + std::to_string(collectives[last].seq) + " of collectives[" + std::to_string(last) +
+                      "] on communicator \"" + shown_text(communicators[c.communicator].name) +
+                      "\", whose seq are PyTorch's \"Seq\" (seq_from_trace): they increase in launch order");
+    last = static_cast<std::int64_t>(i);
+  }
   std::map<std::tuple<std::int32_t, std::uint64_t, bool>, size_t> seen;  // send/recv numbered apart
   for (size_t i = 0; i < collectives.size(); ++i) {
     const auto& c = collectives[i];
