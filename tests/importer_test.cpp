@@ -20,6 +20,16 @@ using composim::testing::TempDir;
 
 namespace {
 
+// What importing `text` (written to dir/bad.json) stops with; "no error" if it imports.
+std::string import_error(const TempDir& dir, const std::string& text) {
+  try {
+    trace::import_kineto(dir.write("bad.json", text));
+  } catch (const InputError& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 // A small current-schema trace: two threads, a compute and an NCCL stream, an event
 // record/wait pair, a blocking pageable copy, a stream synchronize and two steps.
 const char* kCurrent = R"JSON({
@@ -776,14 +786,7 @@ TEST(Importer, SendAndReceiveNameTheirPeer) {
   EXPECT_EQ(back.collectives[1].p2p_role, trace::P2pRole::recv);
   EXPECT_EQ(back.collectives[1].peer, 0);
 
-  auto error = [&](const std::string& text) {
-    try {
-      trace::import_kineto(d.write("bad.json", text));
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto error = [&](const std::string& text) { return import_error(d, text); };
   EXPECT_EQ(error(trace("\"two\"", "0")), d.path() + "/bad.json: traceEvents[1].args: \"Dst Rank\" = \"two\" is not a rank (expected the destination's global rank, e.g. 1)");
   EXPECT_EQ(error(trace("2", "-1")), d.path() + "/bad.json: traceEvents[3].args: \"Src Rank\" = -1 is not a rank (expected the source's global rank, e.g. 1)");
   EXPECT_EQ(error(trace("1", "0")),
@@ -930,14 +933,7 @@ TEST(Importer, CollectivesNumberedByPyTorchSeq) {
   ASSERT_EQ(partial.notes.size(), 1u);
   EXPECT_EQ(partial.notes[0], "process group \"0\": 2 of its 3 collectives give PyTorch's \"Seq\", so its collectives are matched across ranks by their order in the trace");
 
-  auto error = [&](const std::string& text) {
-    try {
-      trace::import_kineto(d.write("bad.json", text));
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto error = [&](const std::string& text) { return import_error(d, text); };
   EXPECT_EQ(error(trace("\"x\"", "13", "14")), d.path() + "/bad.json: traceEvents[2].args: \"Seq\" = \"x\" is not a sequence number (expected PyTorch's whole "
                                                           "number of the collective in its process group, e.g. 17)");
   EXPECT_EQ(error(trace("12", "13", "-3")), d.path() + "/bad.json: traceEvents[0].args: \"Seq\" = -3 is not a sequence number (expected PyTorch's whole "

@@ -77,13 +77,39 @@ const topo::Topology& two_gpu_topology() {
   return t;
 }
 
-sim::ReplayResult replay(const std::vector<std::string>& docs, sim::ReplayOptions opt = {}) {
+// Four A100s under one Gen4 switch.
+const topo::Topology& four_gpu_topology() {
+  static const topo::Topology t = topo::Topology::parse(nlohmann::json::parse(R"({
+    "schema_version": 1, "name": "four-gpu-switch",
+    "nodes": [{"name": "cpu0", "type": "host"}, {"name": "sw0", "type": "pcie_switch", "generation": 4},
+              {"name": "gpu0", "type": "gpu", "model": "A100"}, {"name": "gpu1", "type": "gpu", "model": "A100"},
+              {"name": "gpu2", "type": "gpu", "model": "A100"}, {"name": "gpu3", "type": "gpu", "model": "A100"}],
+    "links": [{"from": "cpu0", "to": "sw0", "type": "pcie", "generation": 4, "lanes": 16},
+              {"from": "sw0", "to": "gpu0", "type": "pcie", "generation": 4, "lanes": 16}, {"from": "sw0", "to": "gpu1", "type": "pcie", "generation": 4, "lanes": 16},
+              {"from": "sw0", "to": "gpu2", "type": "pcie", "generation": 4, "lanes": 16}, {"from": "sw0", "to": "gpu3", "type": "pcie", "generation": 4, "lanes": 16}]})"),
+                                                        "four-gpu-switch.json");
+  return t;
+}
+// The traces (written as t0.json, t1.json, ...) replayed on `topology` (two_gpu_topology()
+// when null).
+sim::ReplayResult replay(const std::vector<std::string>& docs, sim::ReplayOptions opt = {}, const topo::Topology* topology = nullptr) {
   static TempDir dir;
-  const topo::Topology& topology = two_gpu_topology();
   std::vector<trace::Workload> w;
   for (size_t i = 0; i < docs.size(); ++i) w.push_back(trace::import_kineto(dir.write("t" + std::to_string(i) + ".json", docs[i])));
-  sim::Replay r(topology, std::move(w), opt);
+  sim::Replay r(topology ? *topology : two_gpu_topology(), std::move(w), opt);
   return r.run();
+}
+
+// The error such a replay stops with, its temporary folder left out; "no error" if none.
+std::string replay_error(const std::vector<std::string>& docs, const topo::Topology* topology = nullptr) {
+  try {
+    replay(docs, {}, topology);
+  } catch (const InputError& e) {
+    std::string what = e.what();
+    for (auto at = what.find("/tmp/"); at != std::string::npos; at = what.find("/tmp/")) what.erase(at, what.find("/t", at + 5) + 1 - at);
+    return what;
+  }
+  return "no error";
 }
 
 constexpr double us = 1e-6;
@@ -327,16 +353,7 @@ TEST(Replay, SendPairsWithItsReceive) {
 // and a receive on a process group of another name, which the error points out.
 TEST(Replay, SendWithoutItsReceiveIsAnError) {
   NEED_ENGINE();
-  auto error = [](const std::vector<std::string>& docs) {
-    try {
-      replay(docs);
-    } catch (const InputError& e) {
-      std::string what = e.what();
-      for (auto at = what.find("/tmp/"); at != std::string::npos; at = what.find("/tmp/")) what.erase(at, what.find("/t", at + 5) + 1 - at);
-      return what;
-    }
-    return std::string("no error");
-  };
+  const auto error = [](const std::vector<std::string>& docs) { return replay_error(docs); };
   EXPECT_EQ(error({p2p_trace(0, true, 0, 1000, 2), p2p_trace(1, false, 0, 1000, 1)}),
             "t1.json: send #1 from rank 0 to rank 1 on communicator \"0\": rank 1 never receives it, which rank 0 sends; the job would hang: rank 0 sends 2 "
             "time(s) to rank 1 on communicator \"0\" (t0.json), which receives 1 time(s) from it (t1.json)");
@@ -528,16 +545,7 @@ TEST(Replay, CollectivesWithoutSeqMatchByOrder) {
 // named without the order-shift hint.
 TEST(Replay, CollectiveMissingInsideTheSeqWindowIsAnError) {
   NEED_ENGINE();
-  auto error = [](const std::vector<std::string>& docs) {
-    try {
-      replay(docs);
-    } catch (const InputError& e) {
-      std::string what = e.what();
-      for (auto at = what.find("/tmp/"); at != std::string::npos; at = what.find("/tmp/")) what.erase(at, what.find("/t", at + 5) + 1 - at);
-      return what;
-    }
-    return std::string("no error");
-  };
+  const auto error = [](const std::vector<std::string>& docs) { return replay_error(docs); };
   EXPECT_EQ(error({seq_trace(0, {4, 5, 6}), seq_trace(1, {4, 6})}),
             "t0.json: all_reduce Seq 5 of communicator \"0\" (1.0 MiB): ranks [1] (t1.json) never reach this collective, which ranks [0] launch; the job would "
             "hang; rank 1's trace has the collectives Seq 4 to 6 of this process group but not this one");
@@ -550,34 +558,6 @@ TEST(Replay, CollectiveMissingInsideTheSeqWindowIsAnError) {
             "traces are of different profiler windows (give traces of one profiler schedule)");
 }
 
-namespace {
-// Four A100s under one Gen4 switch.
-const topo::Topology& four_gpu_topology() {
-  static const topo::Topology t = topo::Topology::parse(nlohmann::json::parse(R"({
-    "schema_version": 1, "name": "four-gpu-switch",
-    "nodes": [{"name": "cpu0", "type": "host"}, {"name": "sw0", "type": "pcie_switch", "generation": 4},
-              {"name": "gpu0", "type": "gpu", "model": "A100"}, {"name": "gpu1", "type": "gpu", "model": "A100"},
-              {"name": "gpu2", "type": "gpu", "model": "A100"}, {"name": "gpu3", "type": "gpu", "model": "A100"}],
-    "links": [{"from": "cpu0", "to": "sw0", "type": "pcie", "generation": 4, "lanes": 16},
-              {"from": "sw0", "to": "gpu0", "type": "pcie", "generation": 4, "lanes": 16}, {"from": "sw0", "to": "gpu1", "type": "pcie", "generation": 4, "lanes": 16},
-              {"from": "sw0", "to": "gpu2", "type": "pcie", "generation": 4, "lanes": 16}, {"from": "sw0", "to": "gpu3", "type": "pcie", "generation": 4, "lanes": 16}]})"),
-                                                        "four-gpu-switch.json");
-  return t;
-}
-std::string replay_error_on_four(const std::vector<std::string>& docs) {
-  static TempDir dir;
-  std::vector<trace::Workload> w;
-  try {
-    for (size_t i = 0; i < docs.size(); ++i) w.push_back(trace::import_kineto(dir.write("t" + std::to_string(i) + ".json", docs[i])));
-    sim::Replay(four_gpu_topology(), std::move(w), sim::ReplayOptions{}).run();
-  } catch (const InputError& e) {
-    std::string what = e.what();
-    for (auto at = what.find("/tmp/"); at != std::string::npos; at = what.find("/tmp/")) what.erase(at, what.find("/t", at + 5) + 1 - at);
-    return what;
-  }
-  return "no error";
-}
-}  // namespace
 
 // Three ranks: rank 1's window starts at Seq 6, rank 2's holds 4 to 6 but not 5. Seq 5 is
 // missing inside rank 2's window only: the error names rank 2, not rank 1 (whose window
@@ -585,7 +565,7 @@ std::string replay_error_on_four(const std::vector<std::string>& docs) {
 TEST(Replay, CollectiveMissingInsideOneMembersWindowNamesThatMember) {
   NEED_ENGINE();
   const std::vector<int> g{0, 1, 2};
-  EXPECT_EQ(replay_error_on_four({seq_trace(0, {4, 5, 6}, true, 262144, 3, g), seq_trace(1, {6, 7}, true, 262144, 3, g), seq_trace(2, {4, 6}, true, 262144, 3, g)}),
+  EXPECT_EQ(replay_error({seq_trace(0, {4, 5, 6}, true, 262144, 3, g), seq_trace(1, {6, 7}, true, 262144, 3, g), seq_trace(2, {4, 6}, true, 262144, 3, g)}, &four_gpu_topology()),
             "t0.json: all_reduce Seq 5 of communicator \"0\" (1.0 MiB): ranks [2] (t2.json) never reach this collective, which ranks [0] launch; the job would "
             "hang; rank 2's trace has the collectives Seq 4 to 6 of this process group but not this one");
 }
@@ -595,13 +575,10 @@ TEST(Replay, CollectiveMissingInsideOneMembersWindowNamesThatMember) {
 // note that the traces disagree, and the first group still matches by Seq.
 TEST(Replay, DisjointGroupsOfOneNameAreNumberedApart) {
   NEED_ENGINE();
-  static TempDir dir;
   const std::vector<int> a{0, 1}, b{2, 3};
-  const std::vector<std::string> docs = {seq_trace(0, {4, 5, 6}, true, 262144, 4, a, "1"), seq_trace(1, {5, 6, 7}, true, 262144, 4, a, "1"),
-                                         seq_trace(2, {4, 5, 6}, false, 262144, 4, b, "1"), seq_trace(3, {4, 5, 6}, false, 262144, 4, b, "1")};
-  std::vector<trace::Workload> w;
-  for (size_t i = 0; i < docs.size(); ++i) w.push_back(trace::import_kineto(dir.write("d" + std::to_string(i) + ".json", docs[i])));
-  const auto res = sim::Replay(four_gpu_topology(), std::move(w), sim::ReplayOptions{}).run();
+  const auto res = replay({seq_trace(0, {4, 5, 6}, true, 262144, 4, a, "1"), seq_trace(1, {5, 6, 7}, true, 262144, 4, a, "1"),
+                           seq_trace(2, {4, 5, 6}, false, 262144, 4, b, "1"), seq_trace(3, {4, 5, 6}, false, 262144, 4, b, "1")},
+                          {}, &four_gpu_topology());
   EXPECT_EQ(res.collectives, 2u + 3u);
   EXPECT_EQ(res.collectives_outside_window, 2u);
   for (const auto& n : res.notes) EXPECT_EQ(n.find("do not: its collectives are matched by their order"), std::string::npos) << n;
