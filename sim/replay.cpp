@@ -409,7 +409,17 @@ struct Replay::Impl {
   // communicator).
   std::map<std::pair<int, long long>, GroupLayout> layouts;
   std::set<std::string> notes;  // said once each, in the run's notes
-  std::vector<double> start_offset_s;  // per rank slot: when its trace starts in the replay (a later profiler window)
+  // Members whose profiler windows start at different collectives of a group numbered by
+  // "Seq": the later-starting one's slot, the other's, and how much later the former's trace
+  // began (ns; negative: earlier), told by the end of the first collective both have.
+  struct WindowPair {
+    int late, early;
+    std::int64_t offset_ns;
+  };
+  std::vector<WindowPair> window_pairs;
+  // A rank whose trace began later than another's starts when that one's node starts, plus
+  // a gap: (leader, node) -> (follower slot, gap in s).
+  std::unordered_multimap<std::uint64_t, std::pair<int, double>> follow;
   std::map<std::string, int> algorithm_not_kept;  // kernel-named algorithms the topology cannot run -> collectives
 
   // Run state.
@@ -1183,6 +1193,21 @@ void Replay::Impl::match_collectives() {
       input_error("", "--dp-group", "no process group \"" + name + "\" in the traces (theirs: " + (list.empty() ? std::string("none") : list) + ")");
     }
   }
+  // Pairs of members of a group numbered by "Seq" whose windows start at different
+  // collectives: at the later-starting one's first, the offset between the traces' clocks
+  // (see below).
+  auto ended_ns = [&](const Member& m) {
+    const auto& op = workloads[rank_workload[m.rank]].gpu_ops[m.node - graphs[rank_workload[m.rank]].gpu_base];
+    return op.ts_ns + op.dur_ns;
+  };
+  for (const auto& inst : instances) {
+    if (!inst.numbered_by_trace) continue;
+    for (const auto& late : inst.members) {
+      if (seq_window.at({late.rank, inst.comm_name}).first != inst.seq) continue;  // not its first on the group
+      for (const auto& early : inst.members)
+        if (seq_window.at({early.rank, inst.comm_name}).first < inst.seq) window_pairs.push_back({late.rank, early.rank, ended_ns(early) - ended_ns(late)});
+    }
+  }
   // A collective numbered by PyTorch's "Seq" that a member's trace does not reach because its
   // profiler window begins after it or ends before it (that member's first and last numbers
   // on the process group do not bracket it): the window cut it, the job did not skip it.
@@ -1251,6 +1276,10 @@ void Replay::Impl::match_collectives() {
       if (const auto win = seq_window.find({missing.front(), inst.comm_name}); win != seq_window.end())
         steps = "; rank " + std::to_string(rank_id(missing.front())) + "'s trace has the collectives Seq " + std::to_string(win->second.first) + " to " +
                 std::to_string(win->second.second) + " of this process group but not this one";
+      else
+        steps = "; rank " + std::to_string(rank_id(missing.front())) +
+                "'s trace has no collective of this process group (is its profiler window the others'? one that holds none of the group's collectives "
+                "cannot be placed among them)";
     } else {
       for (const auto& w : workloads)
         if (!w.iterations.empty() && !w0.iterations.empty() && w.iterations.front().name != w0.iterations.front().name && steps.empty())
@@ -1284,50 +1313,55 @@ void Replay::Impl::match_collectives() {
                     " never reach this collective, which ranks [" + rank_list(reached) + "] launch; the job would hang" +
                     elsewhere + steps);
   }
-  // A rank whose trace starts at a later collective of a process group numbered by "Seq" than
-  // another member's (its profiler window began later) starts later in the replay: by as
-  // much as the earlier one had run in its trace when it launched that collective, less the
-  // time this rank took to launch it. Else it would wait there for the other's collectives
-  // outside its window, and that wait would read as communication.
-  start_offset_s.assign(nranks, 0.0);
-  struct Lag {
-    int late, early;
-    double by_s;  // the late rank starts at least this much after the early one
+  // Ranks whose traces start at different collectives of a process group numbered by "Seq"
+  // (their profiler windows began at different times): the one whose trace began later in
+  // real time starts in the replay when the other reaches the moment it began, not at 0,
+  // where it would wait in their first shared collective for the other's collectives
+  // outside its window, and the wait would read as communication. When it began is told by
+  // the first collective both have: a collective ends at the same moment on every rank, so
+  // its end in each trace gives the offset between the traces' clocks. The moment is placed
+  // on the other's replayed timeline by its CPU op that started last before it (measured
+  // times after that op are kept), so the other's replay speed of what came before counts.
+  // Each rank follows at most one other, and never one that follows it (no cycle).
+  std::vector<int> root(nranks);
+  for (int r = 0; r < nranks; ++r) root[r] = r;
+  auto find = [&](int r) {
+    while (root[r] != r) r = root[r] = root[root[r]];
+    return r;
   };
-  std::vector<Lag> lags;
-  auto launched_s = [&](const Member& m) {
-    const Workload& w = workloads[rank_workload[m.rank]];
-    const auto& op = w.gpu_ops[m.node - graphs[rank_workload[m.rank]].gpu_base];
-    return 1e-9 * static_cast<double>(op.launch_thread >= 0 ? w.threads[op.launch_thread].ops[op.launch_op].ts_ns : op.ts_ns);
-  };
-  for (const auto& inst : instances) {
-    if (!inst.numbered_by_trace || inst.outside_window || static_cast<int>(inst.members.size()) != inst.expected) continue;
-    for (const auto& late : inst.members) {
-      if (seq_window.at({late.rank, inst.comm_name}).first != inst.seq) continue;  // not this rank's first on the group
-      for (const auto& early : inst.members)
-        if (seq_window.at({early.rank, inst.comm_name}).first < inst.seq) lags.push_back({late.rank, early.rank, launched_s(early) - launched_s(late)});
+  std::vector<char> follows(nranks, 0);
+  std::string placed;
+  int n_placed = 0;
+  for (const auto& pair : window_pairs) {
+    const int later = pair.offset_ns >= 0 ? pair.late : pair.early, earlier = pair.offset_ns >= 0 ? pair.early : pair.late;
+    if (follows[later] || find(later) == find(earlier)) continue;
+    // The moment `later`'s trace began, in `earlier`'s trace time.
+    const std::int64_t t = pair.offset_ns >= 0 ? pair.offset_ns : -pair.offset_ns;
+    const Workload& w = workloads[rank_workload[earlier]];
+    const Graph& g = graphs[rank_workload[earlier]];
+    // The CPU op that ended last before it: one that ended before it cannot have waited for
+    // the first shared collective (which ended after it), as one that started before it may
+    // have (a synchronize), which would wait for ever for the rank it was to start.
+    std::int32_t node = 0;  // the origin: the trace's time 0
+    std::int64_t node_end = 0;
+    for (size_t ti = 0; ti < w.threads.size(); ++ti)
+      for (size_t k = 0; k < w.threads[ti].ops.size() && w.threads[ti].ops[k].ts_ns <= t; ++k)
+        if (const auto& op = w.threads[ti].ops[k]; op.ts_ns + op.dur_ns <= t && op.ts_ns + op.dur_ns >= node_end)
+          node = g.cpu_base[ti] + static_cast<std::int32_t>(k), node_end = op.ts_ns + op.dur_ns;
+    follow.emplace(pack(earlier, node), std::make_pair(later, 1e-9 * static_cast<double>(t - node_end)));
+    follows[later] = 1;
+    root[find(later)] = find(earlier);
+    if (n_placed++ < 4) {
+      char b[160];
+      std::snprintf(b, sizeof b, "%srank %d at %.3f ms into rank %d's trace", placed.empty() ? "" : ", ", rank_id(later), 1e-6 * static_cast<double>(t),
+                    rank_id(earlier));
+      placed += b;
     }
   }
-  for (int pass = 0; pass <= nranks && !lags.empty(); ++pass) {
-    bool changed = false;
-    for (const auto& l : lags)
-      if (start_offset_s[l.early] + l.by_s > start_offset_s[l.late] + 1e-12) {
-        start_offset_s[l.late] = start_offset_s[l.early] + l.by_s;
-        changed = true;
-      }
-    if (!changed) break;
-  }
-  std::string delayed;
-  int n_delayed = 0;
-  for (int r = 0; r < nranks; ++r)
-    if (start_offset_s[r] > 0 && n_delayed++ < 4) {
-      char b[96];
-      std::snprintf(b, sizeof b, "%srank %d by %.3f ms", delayed.empty() ? "" : ", ", rank_id(r), start_offset_s[r] * 1e3);
-      delayed += b;
-    }
-  if (n_delayed)
-    notes.insert(std::to_string(n_delayed) + " rank(s) whose traces start at a later collective than another member's (by PyTorch's \"Seq\") start later "
-                 "in the replay, so that they launch it as far into the other's trace as measured: " + delayed + (n_delayed > 4 ? ", ..." : ""));
+  if (n_placed)
+    notes.insert(std::to_string(n_placed) + " rank(s) whose traces began later than another member's (their first collectives differ, by PyTorch's \"Seq\") "
+                 "start in the replay when that member reaches the moment they began, told by the end of the first collective both have: " + placed +
+                 (n_placed > 4 ? ", ..." : ""));
 }
 
 void Replay::Impl::release(int rank, std::int32_t node) {
@@ -1377,6 +1411,15 @@ void Replay::Impl::complete(int rank, std::int32_t node) {
   const double now = sg4::Engine::get_clock();
   s.end[node] = now;
   ++completed;
+  if (!follow.empty()) {
+    // A rank whose trace began this long after this op ended (see window_pairs).
+    const auto [from, to] = follow.equal_range(pack(rank, node));
+    for (auto f = from; f != to; ++f) {
+      const int later = f->second.first;
+      state[later].release[0] = now + f->second.second;
+      release(later, 0);
+    }
+  }
   for (auto e = g.succ_begin[node]; e < g.succ_begin[node + 1]; ++e) {
     const std::int32_t to = g.succ[e];
     const double t = now + g.succ_delay_s[e];
@@ -1602,10 +1645,10 @@ ReplayResult Replay::run() {
     s.end.assign(g.n, -1.0);
     m.total += g.n;
   }
-  for (int r = 0; r < m.nranks; ++r) {
-    m.state[r].release[0] = m.start_offset_s.empty() ? 0.0 : m.start_offset_s[r];
-    m.release(r, 0);
-  }
+  std::vector<char> follower(m.nranks, 0);  // started by another rank's node (Impl::follow)
+  for (const auto& [at, f] : m.follow) follower[f.first] = 1;
+  for (int r = 0; r < m.nranks; ++r)
+    if (!follower[r]) m.release(r, 0);
   m.drain();
   sg4::Engine::get_instance()->run();
   m.graveyard.clear();

@@ -953,7 +953,13 @@ TEST(Importer, CollectivesNumberedByPyTorchSeq) {
   const auto odd_w = trace::import_kineto(d.write("odd.json", odd));
   ASSERT_FALSE(odd_w.notes.empty());
   EXPECT_EQ(odd_w.notes[0].substr(0, 32), "process group \"a\\nb\\u001b\": 2 of");
-  // In the IR, numbers from PyTorch must increase in launch order.
+  // In the IR, numbers from PyTorch must increase in the order the kernels start, whatever
+  // the order of the collectives array.
+  auto swapped = nlohmann::json::parse(trace::workload_to_json(w));
+  std::swap(swapped["collectives"][0], swapped["collectives"][1]);
+  swapped["gpu_ops"][swapped["collectives"][0]["gpu_op"].get<int>()]["collective"] = 0;
+  swapped["gpu_ops"][swapped["collectives"][1]["gpu_op"].get<int>()]["collective"] = 1;
+  EXPECT_EQ(seqs(trace::load_workload(d.write("swapped.ir.json", swapped.dump()))), (std::vector<std::uint64_t>{13, 12, 14, 0}));
   auto doc = nlohmann::json::parse(trace::workload_to_json(w));
   doc["collectives"][1]["seq"] = 11;
   try {
@@ -961,6 +967,6 @@ TEST(Importer, CollectivesNumberedByPyTorchSeq) {
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), d.path() + "/w.ir.json: collectives[1]: seq 11 follows seq 12 of collectives[0] on communicator \"0\", whose seq are "
-                                                "PyTorch's \"Seq\" (seq_from_trace): they increase in launch order");
+                                                "PyTorch's \"Seq\" (seq_from_trace): they increase in the order the kernels start");
   }
 }

@@ -503,8 +503,9 @@ std::string seq_trace(int rank, const std::vector<int>& seqs, bool give_seq = tr
 // earlier: by PyTorch's "Seq" the two in both windows (5 and 6) are matched and end
 // together; Seq 4 (only rank 0's) and Seq 7 (only rank 1's) each run alone at their
 // measured 90 us. By order, as without "Seq", rank 0's 4 would pair with rank 1's 5.
-// Rank 0 launched Seq 5 100 us into its trace, rank 1 at its start: rank 1 starts 100 us
-// into the replay, so both kernels of Seq 5 start at 107 us (launch at 100, + 2 us launch
+// Seq 5 ended 197 us into rank 0's trace, 97 us into rank 1's: rank 1's trace began 100 us
+// after rank 0's, when rank 0 launched Seq 5. Rank 1 starts in the replay when rank 0's
+// launch call does, so both kernels of Seq 5 start at 107 us (launch at 100, + 2 us launch
 // latency after the 5 us call) and neither waits for the other.
 TEST(Replay, CollectivesMatchByPyTorchSeq) {
   NEED_ENGINE();
@@ -521,8 +522,8 @@ TEST(Replay, CollectivesMatchByPyTorchSeq) {
   EXPECT_GT(r0.gpu_end[2] - r0.gpu_start[2], 0.0);
   ASSERT_EQ(res.notes.size(), 2u);
   EXPECT_EQ(res.notes[0],
-            "1 rank(s) whose traces start at a later collective than another member's (by PyTorch's \"Seq\") start later in the replay, so that they "
-            "launch it as far into the other's trace as measured: rank 1 by 0.100 ms");
+            "1 rank(s) whose traces began later than another member's (their first collectives differ, by PyTorch's \"Seq\") start in the replay when "
+            "that member reaches the moment they began, told by the end of the first collective both have: rank 1 at 0.100 ms into rank 0's trace");
   EXPECT_NE(res.notes[1].find("2 collective kernel(s) launched before or after another member's trace window"), std::string::npos) << res.notes[1];
 }
 
@@ -568,6 +569,45 @@ TEST(Replay, CollectiveMissingInsideOneMembersWindowNamesThatMember) {
   EXPECT_EQ(replay_error({seq_trace(0, {4, 5, 6}, true, 262144, 3, g), seq_trace(1, {6, 7}, true, 262144, 3, g), seq_trace(2, {4, 6}, true, 262144, 3, g)}, &four_gpu_topology()),
             "t0.json: all_reduce Seq 5 of communicator \"0\" (1.0 MiB): ranks [2] (t2.json) never reach this collective, which ranks [0] launch; the job would "
             "hang; rank 2's trace has the collectives Seq 4 to 6 of this process group but not this one");
+}
+
+// Three ranks whose windows start one all-reduce apart (rank 0 at Seq 4, rank 1 at 5, rank 2
+// at 6): rank 1 is placed by Seq 5, which rank 2 does not have, rank 2 by Seq 6; every
+// kernel of Seq 5 and 6 starts as its rank launches it (107 and 207 us), waiting for none.
+TEST(Replay, StaggeredWindowsArePlacedPairByPair) {
+  NEED_ENGINE();
+  const std::vector<int> g{0, 1, 2};
+  const auto res = replay({seq_trace(0, {4, 5, 6}, true, 262144, 3, g), seq_trace(1, {5, 6}, true, 262144, 3, g), seq_trace(2, {6}, true, 262144, 3, g)},
+                          {}, &four_gpu_topology());
+  EXPECT_NEAR(res.ranks[0].gpu_start[1], 107 * us, 1e-12);
+  EXPECT_NEAR(res.ranks[1].gpu_start[0], 107 * us, 1e-12);
+  EXPECT_NEAR(res.ranks[0].gpu_start[2], 207 * us, 1e-12);
+  EXPECT_NEAR(res.ranks[1].gpu_start[1], 207 * us, 1e-12);
+  EXPECT_NEAR(res.ranks[2].gpu_start[0], 207 * us, 1e-12);
+}
+
+// A window cut by time: rank 1's trace begins 150 us after rank 0's, with the kernel of Seq 5
+// (launched before its window: no launch call), which ends 47 us in (197 us in rank 0's).
+// Rank 0 synchronizes on Seq 5 from 110 us. Rank 1 is placed after rank 0's last CPU op to
+// end before 150 us (the launch at 100-105 us), not after the synchronize, which started
+// before 150 us but waits for Seq 5, which waits for rank 1: that would never end.
+TEST(Replay, LaterWindowIsPlacedAfterAnOpThatCannotWaitForIt) {
+  NEED_ENGINE();
+  const std::string d0 = R"("distributedInfo":{"rank":0,"world_size":2},)", d1 = R"("distributedInfo":{"rank":1,"world_size":2},)";
+  auto args = [](int seq) {
+    return R"(,"Collective name":"allreduce","In msg nelems":262144,"dtype":"Float","Group size":2,"Process Group Name":"0","Process Group Ranks":"[0, 1]","Seq":)" +
+           std::to_string(seq);
+  };
+  const char* name = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+  const auto r0 = trace_doc({call("cudaLaunchKernel", 1, 0, 5, 1), kernel(name, 20, 7, 90, 1, args(4)), call("cudaLaunchKernel", 1, 100, 5, 2),
+                             kernel(name, 20, 107, 90, 2, args(5)), call("cudaStreamSynchronize", 1, 110, 88, 3)},
+                            d0);
+  const auto r1 = trace_doc({kernel(name, 20, 0, 47, 7, args(5)), call("cudaLaunchKernel", 1, 60, 5, 8), kernel(name, 20, 67, 20, 8, args(6))}, d1);
+  auto res = replay({r0, r1});
+  EXPECT_NEAR(res.ranks[1].gpu_start[0], 150 * us, 1e-12);  // 105 us + the 45 us from the call's end
+  EXPECT_NEAR(res.ranks[0].gpu_end[1], res.ranks[1].gpu_end[0], 1e-12);
+  EXPECT_GT(res.ranks[0].gpu_end[1], 150 * us);
+  EXPECT_GE(res.ranks[0].cpu_end[0][2], res.ranks[0].gpu_end[1]);  // the synchronize waits for Seq 5
 }
 
 // Disjoint groups of one name ([0, 1] and [2, 3], both "1"): one numbered by "Seq" with

@@ -122,8 +122,16 @@ void Workload::check() const {
   // A communicator numbered by PyTorch's "Seq" (seq_from_trace) has its collectives' numbers
   // increase in launch order, as PyTorch counts them: the replay takes the first and last as
   // the trace's window on it.
+  const bool numbered = std::any_of(communicators.begin(), communicators.end(), [](const Communicator& c) { return c.seq_from_trace; });
   std::vector<std::int64_t> last_of(communicators.size(), -1);
-  for (size_t i = 0; i < collectives.size(); ++i) {
+  std::vector<size_t> by_start(numbered ? collectives.size() : 0);  // in the order their kernels start
+  for (size_t i = 0; i < by_start.size(); ++i) by_start[i] = i;
+  auto start_of = [&](size_t i) {
+    const auto g = collectives[i].gpu_op;
+    return g >= 0 && static_cast<size_t>(g) < gpu_ops.size() ? gpu_ops[g].ts_ns : std::int64_t{0};
+  };
+  std::stable_sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) { return start_of(a) < start_of(b); });
+  for (const size_t i : by_start) {
     const auto& c = collectives[i];
     if (c.kind == collective::Kind::send_recv || c.communicator < 0 || static_cast<size_t>(c.communicator) >= communicators.size() ||
         !communicators[c.communicator].seq_from_trace)
@@ -133,7 +141,7 @@ void Workload::check() const {
       input_error(source, "collectives[" + std::to_string(i) + "]",
                   "seq " + std::to_string(c.seq) + " follows seq " + std::to_string(collectives[last].seq) + " of collectives[" + std::to_string(last) +
                       "] on communicator \"" + shown_text(communicators[c.communicator].name) +
-                      "\", whose seq are PyTorch's \"Seq\" (seq_from_trace): they increase in launch order");
+                      "\", whose seq are PyTorch's \"Seq\" (seq_from_trace): they increase in the order the kernels start");
     last = static_cast<std::int64_t>(i);
   }
   std::map<std::tuple<std::int32_t, std::uint64_t, bool>, size_t> seen;  // send/recv numbered apart
