@@ -420,6 +420,7 @@ struct Replay::Impl {
   // A rank whose trace began later than another's starts when that one's node starts, plus
   // a gap: (leader, node) -> (follower slot, gap in s).
   std::unordered_multimap<std::uint64_t, std::pair<int, double>> follow;
+  std::vector<int> placements_left;  // per rank slot: the anchors (follow) it still waits for; 0: starts at 0
   std::map<std::string, int> algorithm_not_kept;  // kernel-named algorithms the topology cannot run -> collectives
 
   // Run state.
@@ -1314,53 +1315,75 @@ void Replay::Impl::match_collectives() {
                     elsewhere + steps);
   }
   // Ranks whose traces start at different collectives of a process group numbered by "Seq"
-  // (their profiler windows began at different times): the one whose trace began later in
-  // real time starts in the replay when the other reaches the moment it began, not at 0,
-  // where it would wait in their first shared collective for the other's collectives
-  // outside its window, and the wait would read as communication. When it began is told by
-  // the first collective both have: a collective ends at the same moment on every rank, so
-  // its end in each trace gives the offset between the traces' clocks. The moment is placed
-  // on the other's replayed timeline by its CPU op that started last before it (measured
-  // times after that op are kept), so the other's replay speed of what came before counts.
-  // Each rank follows at most one other, and never one that follows it (no cycle).
-  std::vector<int> root(nranks);
-  for (int r = 0; r < nranks; ++r) root[r] = r;
-  auto find = [&](int r) {
-    while (root[r] != r) r = root[r] = root[root[r]];
-    return r;
-  };
-  std::vector<char> follows(nranks, 0);
+  // (their profiler windows began at different times): a rank whose trace began later in
+  // real time starts in the replay when the rank of its set whose trace began first reaches
+  // the moment it began, not at 0, where it would wait in their first shared collective for
+  // the other's collectives outside its window, and the wait would read as communication.
+  // When it began is told by the first collective two ranks have: a collective ends at the
+  // same moment on every rank, so its end in each trace gives the offset between the
+  // traces' clocks; offsets chain through the pairs (a set is the ranks linked by them;
+  // where pairs disagree, the first found holds). The moment is placed on the first rank's
+  // replayed timeline by its CPU op that ended last before it (measured times after that op
+  // are kept), so that rank's replayed speed up to there counts.
+  std::vector<std::vector<std::pair<int, std::int64_t>>> linked(nranks);  // (other, its trace's begin - this one's, ns)
+  for (const auto& pair : window_pairs) {
+    linked[pair.late].push_back({pair.early, -pair.offset_ns});
+    linked[pair.early].push_back({pair.late, pair.offset_ns});
+  }
+  placements_left.assign(nranks, 0);
+  std::vector<std::int64_t> began(nranks, 0);  // when each trace began, relative to its set's first-reached rank
+  std::vector<char> reached(nranks, 0);
   std::string placed;
   int n_placed = 0;
-  for (const auto& pair : window_pairs) {
-    const int later = pair.offset_ns >= 0 ? pair.late : pair.early, earlier = pair.offset_ns >= 0 ? pair.early : pair.late;
-    if (follows[later] || find(later) == find(earlier)) continue;
-    // The moment `later`'s trace began, in `earlier`'s trace time.
-    const std::int64_t t = pair.offset_ns >= 0 ? pair.offset_ns : -pair.offset_ns;
-    const Workload& w = workloads[rank_workload[earlier]];
-    const Graph& g = graphs[rank_workload[earlier]];
-    // The CPU op that ended last before it: one that ended before it cannot have waited for
-    // the first shared collective (which ended after it), as one that started before it may
-    // have (a synchronize), which would wait for ever for the rank it was to start.
-    std::int32_t node = 0;  // the origin: the trace's time 0
-    std::int64_t node_end = 0;
-    for (size_t ti = 0; ti < w.threads.size(); ++ti)
-      for (size_t k = 0; k < w.threads[ti].ops.size() && w.threads[ti].ops[k].ts_ns <= t; ++k)
-        if (const auto& op = w.threads[ti].ops[k]; op.ts_ns + op.dur_ns <= t && op.ts_ns + op.dur_ns >= node_end)
-          node = g.cpu_base[ti] + static_cast<std::int32_t>(k), node_end = op.ts_ns + op.dur_ns;
-    follow.emplace(pack(earlier, node), std::make_pair(later, 1e-9 * static_cast<double>(t - node_end)));
-    follows[later] = 1;
-    root[find(later)] = find(earlier);
-    if (n_placed++ < 4) {
-      char b[160];
-      std::snprintf(b, sizeof b, "%srank %d at %.3f ms into rank %d's trace", placed.empty() ? "" : ", ", rank_id(later), 1e-6 * static_cast<double>(t),
-                    rank_id(earlier));
-      placed += b;
+  for (int r0 = 0; r0 < nranks; ++r0) {
+    if (reached[r0] || linked[r0].empty()) continue;
+    std::vector<int> set{r0};
+    reached[r0] = 1;
+    for (size_t at = 0; at < set.size(); ++at)
+      for (const auto& [other, d] : linked[set[at]])
+        if (!reached[other]) {
+          reached[other] = 1;
+          began[other] = began[set[at]] + d;
+          set.push_back(other);
+        }
+    const int first = *std::min_element(set.begin(), set.end(), [&](int a, int b) { return std::tie(began[a], a) < std::tie(began[b], b); });
+    for (const int later : set) {
+      if (later == first || began[later] <= began[first]) continue;
+      // Placed on the first rank's timeline and on that of every rank it shares collectives
+      // with whose trace began before it: it starts when the last of them reaches the moment
+      // (a rank replayed slower than measured would otherwise keep it waiting).
+      std::set<int> by{first};
+      for (const auto& [other, d] : linked[later])
+        if (began[other] < began[later]) by.insert(other);
+      for (const int earlier : by) {
+        // The moment `later`'s trace began, in `earlier`'s trace time.
+        const std::int64_t t = began[later] - began[earlier];
+        const Workload& w = workloads[rank_workload[earlier]];
+        const Graph& g = graphs[rank_workload[earlier]];
+        // The CPU op that ended last before it: one that ended before it cannot have waited
+        // for a collective `later` takes part in (which ended after it), as one that started
+        // before it may have (a synchronize), which would wait for ever for the rank it was
+        // to start.
+        std::int32_t node = 0;  // the origin: the trace's time 0
+        std::int64_t node_end = 0;
+        for (size_t ti = 0; ti < w.threads.size(); ++ti)
+          for (size_t k = 0; k < w.threads[ti].ops.size() && w.threads[ti].ops[k].ts_ns <= t; ++k)
+            if (const auto& op = w.threads[ti].ops[k]; op.ts_ns + op.dur_ns <= t && op.ts_ns + op.dur_ns >= node_end)
+              node = g.cpu_base[ti] + static_cast<std::int32_t>(k), node_end = op.ts_ns + op.dur_ns;
+        follow.emplace(pack(earlier, node), std::make_pair(later, 1e-9 * static_cast<double>(t - node_end)));
+        ++placements_left[later];
+      }
+      if (n_placed++ < 4) {
+        char b[160];
+        std::snprintf(b, sizeof b, "%srank %d at %.3f ms into rank %d's trace", placed.empty() ? "" : ", ", rank_id(later),
+                      1e-6 * static_cast<double>(began[later] - began[first]), rank_id(first));
+        placed += b;
+      }
     }
   }
   if (n_placed)
     notes.insert(std::to_string(n_placed) + " rank(s) whose traces began later than another member's (their first collectives differ, by PyTorch's \"Seq\") "
-                 "start in the replay when that member reaches the moment they began, told by the end of the first collective both have: " + placed +
+                 "start in the replay when the rank whose trace began first reaches the moment they began, told by the ends of collectives they share: " + placed +
                  (n_placed > 4 ? ", ..." : ""));
 }
 
@@ -1416,8 +1439,8 @@ void Replay::Impl::complete(int rank, std::int32_t node) {
     const auto [from, to] = follow.equal_range(pack(rank, node));
     for (auto f = from; f != to; ++f) {
       const int later = f->second.first;
-      state[later].release[0] = now + f->second.second;
-      release(later, 0);
+      state[later].release[0] = std::max(state[later].release[0], now + f->second.second);
+      if (--placements_left[later] == 0) release(later, 0);
     }
   }
   for (auto e = g.succ_begin[node]; e < g.succ_begin[node + 1]; ++e) {
@@ -1645,10 +1668,8 @@ ReplayResult Replay::run() {
     s.end.assign(g.n, -1.0);
     m.total += g.n;
   }
-  std::vector<char> follower(m.nranks, 0);  // started by another rank's node (Impl::follow)
-  for (const auto& [at, f] : m.follow) follower[f.first] = 1;
   for (int r = 0; r < m.nranks; ++r)
-    if (!follower[r]) m.release(r, 0);
+    if (m.placements_left.empty() || m.placements_left[r] == 0) m.release(r, 0);  // else started by other ranks' ops (Impl::follow)
   m.drain();
   sg4::Engine::get_instance()->run();
   m.graveyard.clear();

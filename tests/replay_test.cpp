@@ -497,6 +497,17 @@ std::string seq_trace(int rank, const std::vector<int>& seqs, bool give_seq = tr
   }
   return trace_doc(ev, d);
 }
+
+// A job's distributedInfo, and the args of an all-reduce of 1 MiB floats numbered `seq` on
+// process group `group` of two ranks `members` ("[0, 1]").
+std::string dist_info(int rank, int world) {
+  return "\"distributedInfo\":{\"rank\":" + std::to_string(rank) + ",\"world_size\":" + std::to_string(world) + "},";
+}
+std::string all_reduce_args(const char* group, const char* members, int seq) {
+  return std::string(R"(,"Collective name":"allreduce","In msg nelems":262144,"dtype":"Float","Group size":2,"Process Group Name":")") + group +
+         R"(","Process Group Ranks":")" + members + R"(","Seq":)" + std::to_string(seq);
+}
+constexpr const char* kAllReduceKernel = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
 }  // namespace
 
 // Rank 0's profiler window starts one all-reduce earlier than rank 1's, and ends one
@@ -523,7 +534,8 @@ TEST(Replay, CollectivesMatchByPyTorchSeq) {
   ASSERT_EQ(res.notes.size(), 2u);
   EXPECT_EQ(res.notes[0],
             "1 rank(s) whose traces began later than another member's (their first collectives differ, by PyTorch's \"Seq\") start in the replay when "
-            "that member reaches the moment they began, told by the end of the first collective both have: rank 1 at 0.100 ms into rank 0's trace");
+            "the rank whose trace began first reaches the moment they began, told by the ends of collectives they share: rank 1 at 0.100 ms into rank 0's "
+            "trace");
   EXPECT_NE(res.notes[1].find("2 collective kernel(s) launched before or after another member's trace window"), std::string::npos) << res.notes[1];
 }
 
@@ -586,6 +598,35 @@ TEST(Replay, StaggeredWindowsArePlacedPairByPair) {
   EXPECT_NEAR(res.ranks[2].gpu_start[0], 207 * us, 1e-12);
 }
 
+// Group A is ranks [0, 1], group B [1, 2]. Rank 0's trace begins first, rank 2's 50 us
+// later, rank 1's 100 us later (told by the ends of A's Seq 5 and B's Seq 8). Rank 2 is
+// placed 50 us into rank 0's replay although it shares no collective with it (it used to
+// start at 0, then wait in Seq 8), and rank 1 by both: every shared kernel starts as its
+// rank launches it (A's Seq 5 at 107 us, B's Seq 8 at 207 us), and B's Seq 7, outside rank
+// 1's window, runs alone at 57 us.
+TEST(Replay, EveryRankOfLinkedWindowsIsPlaced) {
+  NEED_ENGINE();
+  auto dist = [](int rank) { return dist_info(rank, 3); };
+  const auto args = all_reduce_args;
+  const char* name = kAllReduceKernel;
+  const auto r0 = trace_doc({call("cudaLaunchKernel", 1, 0, 5, 1), kernel(name, 20, 7, 90, 1, args("A", "[0, 1]", 4)), call("cudaLaunchKernel", 1, 100, 5, 2),
+                             kernel(name, 20, 107, 90, 2, args("A", "[0, 1]", 5))},
+                            dist(0));
+  const auto r1 = trace_doc({call("cudaLaunchKernel", 1, 0, 5, 1), kernel(name, 20, 7, 90, 1, args("A", "[0, 1]", 5)), call("cudaLaunchKernel", 1, 100, 5, 2),
+                             kernel(name, 21, 107, 90, 2, args("B", "[1, 2]", 8))},
+                            dist(1));
+  const auto r2 = trace_doc({call("cudaLaunchKernel", 1, 0, 5, 1), kernel(name, 21, 7, 90, 1, args("B", "[1, 2]", 7)), call("cudaLaunchKernel", 1, 150, 5, 2),
+                             kernel(name, 21, 157, 90, 2, args("B", "[1, 2]", 8))},
+                            dist(2));
+  const auto res = replay({r0, r1, r2}, {}, &four_gpu_topology());
+  EXPECT_NEAR(res.ranks[2].gpu_start[0], 57 * us, 1e-12);
+  EXPECT_NEAR(res.ranks[2].gpu_end[0], 147 * us, 1e-12);  // Seq 7 alone, at its measured 90 us
+  EXPECT_NEAR(res.ranks[0].gpu_start[1], 107 * us, 1e-12);
+  EXPECT_NEAR(res.ranks[1].gpu_start[0], 107 * us, 1e-12);
+  EXPECT_NEAR(res.ranks[1].gpu_start[1], 207 * us, 1e-12);
+  EXPECT_NEAR(res.ranks[2].gpu_start[1], 207 * us, 1e-12);
+}
+
 // A window cut by time: rank 1's trace begins 150 us after rank 0's, with the kernel of Seq 5
 // (launched before its window: no launch call), which ends 47 us in (197 us in rank 0's).
 // Rank 0 synchronizes on Seq 5 from 110 us. Rank 1 is placed after rank 0's last CPU op to
@@ -593,12 +634,9 @@ TEST(Replay, StaggeredWindowsArePlacedPairByPair) {
 // before 150 us but waits for Seq 5, which waits for rank 1: that would never end.
 TEST(Replay, LaterWindowIsPlacedAfterAnOpThatCannotWaitForIt) {
   NEED_ENGINE();
-  const std::string d0 = R"("distributedInfo":{"rank":0,"world_size":2},)", d1 = R"("distributedInfo":{"rank":1,"world_size":2},)";
-  auto args = [](int seq) {
-    return R"(,"Collective name":"allreduce","In msg nelems":262144,"dtype":"Float","Group size":2,"Process Group Name":"0","Process Group Ranks":"[0, 1]","Seq":)" +
-           std::to_string(seq);
-  };
-  const char* name = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+  const std::string d0 = dist_info(0, 2), d1 = dist_info(1, 2);
+  auto args = [](int seq) { return all_reduce_args("0", "[0, 1]", seq); };
+  const char* name = kAllReduceKernel;
   const auto r0 = trace_doc({call("cudaLaunchKernel", 1, 0, 5, 1), kernel(name, 20, 7, 90, 1, args(4)), call("cudaLaunchKernel", 1, 100, 5, 2),
                              kernel(name, 20, 107, 90, 2, args(5)), call("cudaStreamSynchronize", 1, 110, 88, 3)},
                             d0);
