@@ -816,13 +816,16 @@ void Replay::Impl::match_collectives() {
     std::map<GroupId, std::vector<int>> slots_of;  // numbered groups -> the slots with collectives on them
     for (int r = 0; r < nranks; ++r) {
       const Workload& w = workloads[rank_workload[r]];
-      for (const auto& c : w.collectives) {
-        const auto& comm = w.communicators[c.communicator];
-        if (c.kind == collective::Kind::send_recv || numbering[rank_workload[r]][c.communicator] != 1) continue;
-        auto [at, fresh] = seq_window.try_emplace({r, comm.name}, c.seq, c.seq);
-        if (fresh) slots_of[group_of(comm)].push_back(r);
-        else at->second = {std::min(at->second.first, c.seq), std::max(at->second.second, c.seq)};
-      }
+      // Per communicator: its first and last number (first > last: none yet).
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> window(w.communicators.size(), {UINT64_MAX, 0});
+      for (const auto& c : w.collectives)
+        if (c.kind != collective::Kind::send_recv && numbering[rank_workload[r]][c.communicator] == 1)
+          window[c.communicator] = {std::min(window[c.communicator].first, c.seq), std::max(window[c.communicator].second, c.seq)};
+      for (size_t k = 0; k < window.size(); ++k)
+        if (window[k].first <= window[k].second) {
+          seq_window.emplace(std::make_pair(r, w.communicators[k].name), window[k]);
+          slots_of[group_of(w.communicators[k])].push_back(r);
+        }
     }
     // Windows that share no collective: traces of different profiler windows, of which
     // nothing could be matched (each rank's collectives would run alone).

@@ -681,8 +681,9 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     if (auto name = e.find("name"); (is_gpu || is_call || is_annotation) && name != e.end() && !name->is_string())
       input_error(path, "traceEvents[" + std::to_string(i) + "]", "\"name\" must be a string, not " + shown_value(*name));
     // Kineto before 2025 copies a send's or receive's "Collective name" and sizes from its
-    // record_param_comms CPU op to its kernel but not its peer ("Dst Rank" / "Src Rank"),
-    // nor a collective's "Seq": kept by the op's "External id", which the kernel's repeats.
+    // record_param_comms CPU op to its kernel but not its peer ("Dst Rank" / "Src Rank"); a
+    // collective's "Seq" (2026) is read from either: the op is kept by its "External id",
+    // which the kernel's repeats.
     if (cat == "cpu_op" && !is_step && e.contains("args") && e["args"].is_object()) {
       const json& a = e["args"];
       if (a.contains("Dst Rank") || a.contains("Src Rank") || a.contains("Seq"))
@@ -1231,31 +1232,36 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   // it: ranks whose profiler windows begin or end at different collectives are then still
   // matched (the replay runs those outside another member's window at their measured
   // duration). Otherwise by order, as without "Seq", and the note says why.
+  struct SeqTally {
+    size_t given = 0, total = 0, last = 0;  // collectives giving "Seq", all of them, the last that gave one
+    std::string disorder;                   // where "Seq" first fails to increase
+  };
+  std::vector<SeqTally> tally(w.communicators.size());
+  for (size_t k = 0; k < w.collectives.size(); ++k) {
+    if (w.collectives[k].kind == collective::Kind::send_recv) continue;
+    SeqTally& t = tally[w.collectives[k].communicator];
+    ++t.total;
+    if (trace_seq[k] < 0) continue;
+    if (t.given++ > 0 && trace_seq[k] <= trace_seq[t.last] && t.disorder.empty())
+      t.disorder = "\"Seq\" " + std::to_string(trace_seq[k]) + " (traceEvents[" + std::to_string(seq_event[k]) + "]) launches after \"Seq\" " +
+                   std::to_string(trace_seq[t.last]) + " (traceEvents[" + std::to_string(seq_event[t.last]) + "])";
+    t.last = k;
+  }
   for (size_t ci = 0; ci < w.communicators.size(); ++ci) {
-    size_t given = 0, total = 0, last = 0;
-    std::string disorder;
-    for (size_t k = 0; k < w.collectives.size(); ++k) {
-      if (w.collectives[k].communicator != static_cast<std::int32_t>(ci) || w.collectives[k].kind == collective::Kind::send_recv) continue;
-      ++total;
-      if (trace_seq[k] < 0) continue;
-      if (given++ > 0 && trace_seq[k] <= trace_seq[last] && disorder.empty())
-        disorder = "\"Seq\" " + std::to_string(trace_seq[k]) + " (traceEvents[" + std::to_string(seq_event[k]) + "]) launches after \"Seq\" " +
-                   std::to_string(trace_seq[last]) + " (traceEvents[" + std::to_string(seq_event[last]) + "])";
-      last = k;
-    }
-    if (given == 0) continue;
-    if (given == total && disorder.empty()) {
+    const SeqTally& t = tally[ci];
+    if (t.given == 0) continue;
+    if (t.given == t.total && t.disorder.empty()) {
       w.communicators[ci].seq_from_trace = true;
-      for (size_t k = 0; k < w.collectives.size(); ++k)
-        if (w.collectives[k].communicator == static_cast<std::int32_t>(ci) && w.collectives[k].kind != collective::Kind::send_recv)
-          w.collectives[k].seq = static_cast<std::uint64_t>(trace_seq[k]);
     } else {
       w.notes.push_back("process group \"" + shown_text(w.communicators[ci].name) + "\": " +
-                        (disorder.empty() ? std::to_string(given) + " of its " + std::to_string(total) + " collectives give PyTorch's \"Seq\""
-                                          : disorder) +
+                        (t.disorder.empty() ? std::to_string(t.given) + " of its " + std::to_string(t.total) + " collectives give PyTorch's \"Seq\""
+                                            : t.disorder) +
                         ", so its collectives are matched across ranks by their order in the trace");
     }
   }
+  for (size_t k = 0; k < w.collectives.size(); ++k)
+    if (auto& c = w.collectives[k]; c.kind != collective::Kind::send_recv && w.communicators[c.communicator].seq_from_trace)
+      c.seq = static_cast<std::uint64_t>(trace_seq[k]);
   // A send's or receive's peer, checked here to name its event (Workload::check() names the
   // IR's collectives[i]).
   for (size_t k = 0; k < w.collectives.size(); ++k) {
