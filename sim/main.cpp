@@ -495,7 +495,7 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
   if (result.p2p_at_measured_duration) {
     // Why they were not paired with their peers, the commonest first.
     std::vector<std::pair<std::uint64_t, std::string>> why = {
-        {result.p2p_without_peer, "the traces do not say which peer they talk to (PyTorch 2.4+ records it for single sends and receives, not batched ones)"},
+        {result.p2p_without_peer, "the traces do not say which peer they talk to (PyTorch records it since 2.4; a batched kernel takes it from the record_param_comms before it, which the trace window may cut)"},
         {result.p2p_peer_without_trace, "their peers' traces were not given"},
         {result.p2p_replicated, "a replicated trace's peers are ranks of the run it was captured on"},
         {result.p2p_peer_batched, "the two ranks' traces name different numbers of them, and the short side has batched ones (naming no peer) "
@@ -506,6 +506,10 @@ int cmd_run(const RunArgs& a, std::vector<char*>& sg_argv, bool out_given) {
       if (n) reasons += (reasons.empty() ? "" : "; ") + (n == result.p2p_at_measured_duration ? text : std::to_string(n) + ": " + text);
     rep.notes.push_back(std::to_string(result.p2p_at_measured_duration) + " send/recv operation(s) ran at their measured duration: " + reasons);
   }
+  if (result.p2p_parts_left_out)
+    rep.notes.push_back(std::to_string(result.p2p_parts_left_out) +
+                        " send(s) or receive(s) of batched send/recv kernels were left out of them: their peers' traces were not given, or the two "
+                        "ranks' traces cannot be paired in order; each such kernel ended with its paired sends and receives");
   if (result.p2p_paired_without_size)
     rep.notes.push_back(std::to_string(result.p2p_paired_without_size) +
                         " paired send(s) had no message size in the trace, or a size of 0: each pair ran at the shorter of its two measured durations");

@@ -402,9 +402,17 @@ struct Replay::Impl {
     bool numbered_by_trace = false;      // matched by PyTorch's "Seq" (seq), not by order
     std::uint64_t seq = 0;               // its number on the communicator
     bool outside_window = false;         // a member's trace window does not reach it: this member's alone, at its measured duration
+    bool in_batch = false;               // a part of a batched send/recv kernel (a member's kernel may wait for others: Batch)
   };
   std::vector<Instance> instances;
-  std::vector<std::vector<std::int32_t>> instance_of;  // [rank][collective index] -> instance
+  std::vector<std::vector<std::int32_t>> instance_of;  // [rank][collective index] -> instance; -2 - b: batches[b]
+  // A batched send/recv kernel whose parts were paired: their instances, and how many are
+  // still to finish (the kernel ends with the last).
+  struct Batch {
+    std::vector<std::int32_t> instances;
+    int left = 0;
+  };
+  std::vector<Batch> batches;
   // A replicated trace's process groups laid out over the replay's ranks, per (workload,
   // communicator).
   std::map<std::pair<int, long long>, GroupLayout> layouts;
@@ -436,6 +444,8 @@ struct Replay::Impl {
   // trace not given, a replicated trace (its peers are the capture's ranks); and those paired.
   std::uint64_t p2p_no_peer = 0, p2p_peer_absent = 0, p2p_replicated = 0, p2p_paired_no_size = 0;
   std::uint64_t p2p_peer_batched = 0;  // of a pair that cannot be paired in order (see unpairable)
+  std::uint64_t p2p_batches_paired = 0;  // batched send/recv kernels whose parts were paired
+  std::uint64_t p2p_parts_left_out = 0;  // their parts that could not be (peer's trace not given, or an unpairable pair)
   std::uint64_t outside_window = 0;    // collective kernels outside another member's trace window, at their measured duration
   struct CommTag {
     bool collective;
@@ -693,6 +703,20 @@ void Replay::Impl::match_collectives() {
   std::map<std::pair<int, std::int32_t>, int> block_of_comm;                 // (rank slot, communicator) -> its block
   // Sends and receives by (process group, sender, receiver): how many each side has met
   // (sends, receives), and the k-th pair's instance.
+  // A send's or receive's ends that name their peer: its own, or a batched kernel's parts.
+  struct P2pEnd {
+    trace::P2pRole role;
+    int peer;
+    std::uint64_t bytes;
+  };
+  auto p2p_ends = [](const trace::Collective& c) {
+    std::vector<P2pEnd> ends;
+    if (!c.batch.empty())
+      for (const auto& part : c.batch) ends.push_back({part.role, part.peer, part.in_bytes});
+    else if (c.peer >= 0)
+      ends.push_back({c.p2p_role, c.peer, c.in_bytes});
+    return ends;
+  };
   std::map<std::tuple<std::string, int, int>, std::array<std::uint64_t, 2>> p2p_count;
   std::map<std::tuple<std::string, int, int, std::uint64_t>, std::int32_t> p2p_by_key;
   // For errors: how many sends rank src's trace has to dst on process group `name` and how
@@ -709,9 +733,16 @@ void Replay::Impl::match_collectives() {
     const Workload& ws = workloads[rank_workload[slot_of_rank.at(src)]];
     const Workload& wd = workloads[rank_workload[slot_of_rank.at(dst)]];
     auto count = [](const Workload& x, trace::P2pRole role, int peer, const std::string& on, bool same_group) {
-      return std::count_if(x.collectives.begin(), x.collectives.end(), [&](const trace::Collective& o) {
-        return o.p2p_role == role && o.peer == peer && (x.communicators[o.communicator].name == on) == same_group;
-      });
+      std::uint64_t n = 0;
+      for (const auto& o : x.collectives) {
+        if (o.kind != collective::Kind::send_recv || (x.communicators[o.communicator].name == on) != same_group) continue;
+        if (o.batch.empty()) {
+          n += o.p2p_role == role && o.peer == peer;
+        } else {
+          for (const auto& part : o.batch) n += part.role == role && part.peer == peer;
+        }
+      }
+      return n;
     };
     const auto sent = count(ws, trace::P2pRole::send, dst, name, true), received = count(wd, trace::P2pRole::recv, src, name, true);
     P2pTally tally;
@@ -728,7 +759,7 @@ void Replay::Impl::match_collectives() {
       // Its sends (or receives) on this process group that name no peer (batched ones, or of
       // no known direction): one of them may be the missing one.
       const auto unnamed = std::count_if(x.collectives.begin(), x.collectives.end(), [&](const trace::Collective& o) {
-        return o.kind == collective::Kind::send_recv && o.peer < 0 && (o.p2p_role == role || o.p2p_role == trace::P2pRole::none) &&
+        return o.kind == collective::Kind::send_recv && o.peer < 0 && o.batch.empty() && (o.p2p_role == role || o.p2p_role == trace::P2pRole::none) &&
                x.communicators[o.communicator].name == name;
       });
       if (elsewhere)
@@ -738,7 +769,7 @@ void Replay::Impl::match_collectives() {
       if (unnamed)
         text += "; rank " + std::to_string(me) + "'s trace has " + std::to_string(unnamed) + (short_sender ? " send(s)" : " receive(s)") +
                 " on it that name no peer (no \"" + (short_sender ? "Dst" : "Src") + " Rank\": batched ones), which cannot be paired";
-      tally.batched_cover = unnamed >= std::max(sent, received) - std::min(sent, received);
+      tally.batched_cover = static_cast<std::uint64_t>(unnamed) >= std::max(sent, received) - std::min(sent, received);
     }
     return tally;
   };
@@ -755,9 +786,12 @@ void Replay::Impl::match_collectives() {
     for (int r = 0; r < nranks; ++r) {
       const Workload& w = workloads[rank_workload[r]];
       for (const auto& c : w.collectives) {
-        if (c.kind != collective::Kind::send_recv || c.peer < 0 || !slot_of_rank.count(c.peer)) continue;
-        const bool sends = c.p2p_role == trace::P2pRole::send;
-        ++named[{w.communicators[c.communicator].name, sends ? w.rank : c.peer, sends ? c.peer : w.rank}][sends ? 0 : 1];
+        if (c.kind != collective::Kind::send_recv) continue;
+        for (const auto& e : p2p_ends(c)) {
+          if (!slot_of_rank.count(e.peer)) continue;
+          const bool sends = e.role == trace::P2pRole::send;
+          ++named[{w.communicators[c.communicator].name, sends ? w.rank : e.peer, sends ? e.peer : w.rank}][sends ? 0 : 1];
+        }
       }
     }
     for (const auto& [key, n] : named)
@@ -855,67 +889,93 @@ void Replay::Impl::match_collectives() {
     for (size_t ci = 0; ci < w.collectives.size(); ++ci) {
       const auto& c = w.collectives[ci];
       const auto& comm = w.communicators[c.communicator];
-      const bool p2p_sends = c.p2p_role == trace::P2pRole::send;
-      const bool unpairable_pair = c.kind == collective::Kind::send_recv && c.peer >= 0 && !unpairable.empty() &&
-                                   unpairable.count({comm.name, p2p_sends ? w.rank : c.peer, p2p_sends ? c.peer : w.rank});
-      if (c.kind == collective::Kind::send_recv && c.peer >= 0 && !replicated && slot_of_rank.count(c.peer) && !unpairable_pair) {
-        // A send and the peer's receive (PyTorch 2.4+ records the peer): the k-th send from
-        // rank a to rank b on a process group pairs with b's k-th receive from a there, and
-        // moves its bytes from a's GPU to b's once both have launched (NCCL's rendezvous).
-        const bool sends = c.p2p_role == trace::P2pRole::send;
-        const int src = sends ? w.rank : c.peer, dst = sends ? c.peer : w.rank;
-        const std::uint64_t k = p2p_count[{comm.name, src, dst}][sends ? 0 : 1]++;
-        auto [it, inserted] = p2p_by_key.emplace(std::make_tuple(comm.name, src, dst, k), static_cast<std::int32_t>(instances.size()));
-        if (inserted) {
-          Instance inst;
-          inst.label = "send #" + std::to_string(k) + " from rank " + std::to_string(src) + " to rank " + std::to_string(dst) +
-                       " on communicator \"" + comm.name + "\"";
-          inst.expected = 2;
-          inst.kind = c.kind;
-          inst.in_bytes = static_cast<double>(c.in_bytes);
-          inst.p2p_src = slot_of_rank.at(src);
-          inst.p2p_dst = slot_of_rank.at(dst);
-          inst.member_slots = {std::min(inst.p2p_src, inst.p2p_dst), std::max(inst.p2p_src, inst.p2p_dst)};
-          inst.comm_name = comm.name;
-          inst.step = step_of(w, c);
-          inst.step_rank = r;
-          instances.push_back(std::move(inst));
-        } else {
-          const Instance& inst = instances[it->second];
-          const Workload& theirs_w = workloads[rank_workload[sends ? inst.p2p_dst : inst.p2p_src]];
-          const std::string place = "rank " + std::to_string(w.rank) + ", " + inst.label;
-          if (inst.in_bytes != static_cast<double>(c.in_bytes)) {
-            // Sizes as the sender and the receiver give them.
-            const auto mine = c.in_bytes, theirs = static_cast<std::uint64_t>(inst.in_bytes);
-            const bool exact = human_bytes(static_cast<double>(mine)) == human_bytes(inst.in_bytes);
-            auto size = [exact](std::uint64_t b) {
-              return b == 0 ? std::string("an unknown size") : exact ? std::to_string(b) + " B" : human_bytes(static_cast<double>(b));
-            };
-            const auto tally = p2p_tally(comm.name, src, dst);
-            input_error(w.source, place,
-                        "mismatched send/recv: rank " + std::to_string(src) + " sends " + size(sends ? mine : theirs) + ", rank " + std::to_string(dst) +
-                            " receives " + size(sends ? theirs : mine) + "; " + tally.text +
-                            (tally.counts_differ ? ": sends and receives between two ranks pair in order, so one missing or extra shifts the later pairs" : ""));
+      // A send or receive that names its peer, or a batched kernel's sends and receives
+      // (PyTorch 2.4+ records the peer): the k-th send from rank a to rank b on a process group
+      // pairs with b's k-th receive from a there, and moves its bytes from a's GPU to b's once
+      // both kernels have launched (NCCL's rendezvous). A batched kernel ends when all its
+      // paired parts have.
+      const auto ends = c.kind == collective::Kind::send_recv ? p2p_ends(c) : std::vector<P2pEnd>{};
+      size_t pairable = 0;
+      bool peer_unpairable = false;
+      for (const auto& e : ends) {
+        const int src = e.role == trace::P2pRole::send ? w.rank : e.peer, dst = e.role == trace::P2pRole::send ? e.peer : w.rank;
+        if (replicated || !slot_of_rank.count(e.peer)) continue;
+        if (!unpairable.empty() && unpairable.count({comm.name, src, dst}))
+          peer_unpairable = true;
+        else
+          ++pairable;
+      }
+      if (pairable > 0) {
+        std::vector<std::int32_t> parts;
+        for (const auto& e : ends) {
+          const bool sends = e.role == trace::P2pRole::send;
+          const int src = sends ? w.rank : e.peer, dst = sends ? e.peer : w.rank;
+          if (!slot_of_rank.count(e.peer) || (!unpairable.empty() && unpairable.count({comm.name, src, dst}))) {
+            ++p2p_parts_left_out;
+            continue;
           }
-          // Paired by their order in each trace: traces of different profiler windows would
-          // pair one step's with another's.
-          if (const std::string* step = step_of(w, c); step && inst.step && *step != *inst.step)
-            input_error(w.source, place,
-                        "this rank launches it in " + *step + ", rank " + std::to_string(rank_id(inst.step_rank)) + " in " + *inst.step + " (" +
-                            theirs_w.source + "): sends and receives between two ranks are paired by their order in each trace, so the traces must cover the same steps "
-                            "(give traces of one profiler schedule)");
+          const std::uint64_t k = p2p_count[{comm.name, src, dst}][sends ? 0 : 1]++;
+          auto [it, inserted] = p2p_by_key.emplace(std::make_tuple(comm.name, src, dst, k), static_cast<std::int32_t>(instances.size()));
+          if (inserted) {
+            Instance inst;
+            inst.label = "send #" + std::to_string(k) + " from rank " + std::to_string(src) + " to rank " + std::to_string(dst) +
+                         " on communicator \"" + comm.name + "\"";
+            inst.expected = 2;
+            inst.kind = c.kind;
+            inst.in_bytes = static_cast<double>(e.bytes);
+            inst.p2p_src = slot_of_rank.at(src);
+            inst.p2p_dst = slot_of_rank.at(dst);
+            inst.member_slots = {std::min(inst.p2p_src, inst.p2p_dst), std::max(inst.p2p_src, inst.p2p_dst)};
+            inst.comm_name = comm.name;
+            inst.step = step_of(w, c);
+            inst.step_rank = r;
+            instances.push_back(std::move(inst));
+          } else {
+            const Instance& inst = instances[it->second];
+            const Workload& theirs_w = workloads[rank_workload[sends ? inst.p2p_dst : inst.p2p_src]];
+            const std::string place = "rank " + std::to_string(w.rank) + ", " + inst.label;
+            if (inst.in_bytes != static_cast<double>(e.bytes)) {
+              // Sizes as the sender and the receiver give them.
+              const auto mine = e.bytes, theirs = static_cast<std::uint64_t>(inst.in_bytes);
+              const bool exact = human_bytes(static_cast<double>(mine)) == human_bytes(inst.in_bytes);
+              auto size = [exact](std::uint64_t b) {
+                return b == 0 ? std::string("an unknown size") : exact ? std::to_string(b) + " B" : human_bytes(static_cast<double>(b));
+              };
+              const auto tally = p2p_tally(comm.name, src, dst);
+              input_error(w.source, place,
+                          "mismatched send/recv: rank " + std::to_string(src) + " sends " + size(sends ? mine : theirs) + ", rank " + std::to_string(dst) +
+                              " receives " + size(sends ? theirs : mine) + "; " + tally.text +
+                              (tally.counts_differ ? ": sends and receives between two ranks pair in order, so one missing or extra shifts the later pairs" : ""));
+            }
+            // Paired by their order in each trace: traces of different profiler windows would
+            // pair one step's with another's.
+            if (const std::string* step = step_of(w, c); step && inst.step && *step != *inst.step)
+              input_error(w.source, place,
+                          "this rank launches it in " + *step + ", rank " + std::to_string(rank_id(inst.step_rank)) + " in " + *inst.step + " (" +
+                              theirs_w.source + "): sends and receives between two ranks are paired by their order in each trace, so the traces must cover the same steps "
+                              "(give traces of one profiler schedule)");
+          }
+          Instance& inst = instances[it->second];
+          inst.members.push_back({r, g.gpu_base + c.gpu_op});
+          inst.measured_dur_s = std::min(inst.measured_dur_s, w.gpu_ops[c.gpu_op].dur_ns * 1e-9);
+          parts.push_back(it->second);
         }
-        Instance& inst = instances[it->second];
-        inst.members.push_back({r, g.gpu_base + c.gpu_op});
-        inst.measured_dur_s = std::min(inst.measured_dur_s, w.gpu_ops[c.gpu_op].dur_ns * 1e-9);
-        instance_of[r][ci] = it->second;
+        if (c.batch.empty()) {
+          instance_of[r][ci] = parts.front();
+        } else {
+          for (const auto id : parts) instances[id].in_batch = true;
+          instance_of[r][ci] = -2 - static_cast<std::int32_t>(batches.size());
+          batches.push_back({std::move(parts), 0});
+          batches.back().left = static_cast<int>(batches.back().instances.size());
+          ++p2p_batches_paired;
+        }
         continue;
       }
       if (c.kind == collective::Kind::send_recv) {
-        // Point-to-point whose peer is not recorded (a batched send/recv, an older PyTorch),
+        // Point-to-point whose peer is not recorded (a batched send/recv of an older PyTorch),
         // has no trace here, or is a rank of the replicated trace's capture: each runs alone
         // at its measured time.
-        ++(c.peer < 0 ? p2p_no_peer : replicated ? p2p_replicated : unpairable_pair ? p2p_peer_batched : p2p_peer_absent);
+        ++(ends.empty() ? p2p_no_peer : replicated ? p2p_replicated : peer_unpairable ? p2p_peer_batched : p2p_peer_absent);
         Instance inst;
         inst.label = "send/recv #" + std::to_string(c.seq) + " of communicator \"" + comm.name + "\" on rank " + std::to_string(w.rank);
         inst.expected = 1;
@@ -1477,6 +1537,11 @@ void Replay::Impl::arrive(int rank, std::int32_t node) {
   const Workload& w = workloads[rank_workload[rank]];
   const auto& op = w.gpu_ops[node - g.gpu_base];
   const std::int32_t inst = instance_of[rank][op.collective];
+  if (inst <= -2) {
+    for (const auto id : batches[static_cast<size_t>(-2 - inst)].instances)
+      if (++instances[id].arrived == instances[id].expected) start_collective(id);
+    return;
+  }
   if (++instances[inst].arrived == instances[inst].expected) start_collective(inst);
 }
 
@@ -1526,7 +1591,15 @@ void Replay::Impl::start_collective(std::int32_t id) {
 void Replay::Impl::finish_collective(std::int32_t id) {
   graveyard.clear();
   ++instances_done;
-  for (const auto& m : instances[id].members) worklist.push_back(pack(m.rank, m.node));
+  for (const auto& m : instances[id].members) {
+    if (instances[id].in_batch) {
+      // A batched kernel ends with its last part.
+      const Graph& g = graphs[rank_workload[m.rank]];
+      const std::int32_t of = instance_of[m.rank][workloads[rank_workload[m.rank]].gpu_ops[m.node - g.gpu_base].collective];
+      if (of <= -2 && --batches[static_cast<size_t>(-2 - of)].left > 0) continue;
+    }
+    worklist.push_back(pack(m.rank, m.node));
+  }
   drain();
 }
 
@@ -1690,6 +1763,8 @@ ReplayResult Replay::run() {
   res.collectives = m.instances_done - m.p2p_at_measured - paired - m.outside_window;
   res.collectives_outside_window = m.outside_window;
   res.p2p_paired = paired;
+  res.p2p_batches_paired = m.p2p_batches_paired;
+  res.p2p_parts_left_out = m.p2p_parts_left_out;
   res.p2p_paired_without_size = m.p2p_paired_no_size;
   res.collectives_without_size = m.no_size;
   res.unequal_all_to_all = m.unequal_all_to_all;

@@ -97,6 +97,8 @@ struct ReplayResult {
   std::uint64_t p2p_peer_batched = 0;          //   of a rank pair whose counts differ where the short side's batched ones may be the missing ones
   std::uint64_t p2p_paired = 0;                // sends paired with their receives (each a flow between the two GPUs)
   std::uint64_t p2p_paired_without_size = 0;   //   of which of no size in the traces: at the shorter measured duration
+  std::uint64_t p2p_batches_paired = 0;        // batched send/recv kernels (batch_isend_irecv) whose parts were paired (among p2p_paired)
+  std::uint64_t p2p_parts_left_out = 0;        //   their parts not paired (the peer's trace not given, or unpairable): not modelled
   std::vector<std::string> notes;              // what the replay assumed (e.g. a group layout it could not copy)
   // Bytes carried by each topology link: [link][0] from -> to, [link][1] to -> from.
   std::vector<std::array<double, 2>> link_bytes;

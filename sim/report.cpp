@@ -426,6 +426,7 @@ std::string summary_json(const RunReport& rep, const ReplayResult& res, const nl
   j["send_recv_at_measured_duration"] = res.p2p_at_measured_duration;
   j["send_recv_paired"] = res.p2p_paired;
   j["send_recv_paired_without_size"] = res.p2p_paired_without_size;
+  j["send_recv_batched_kernels_paired"] = res.p2p_batches_paired;
   for (const auto& [k, v] : meta.items()) j[k] = v;
   if (!rep.notes.empty()) j["notes"] = rep.notes;
   return j.dump(2) + "\n";

@@ -3134,6 +3134,48 @@ TEST(Cli, PipelineExampleSendsFollowTheStages) {
   EXPECT_NEAR(step_ms("--placement gpu0,gpu1 --p2p off", "shm"), 107.087, 0.002);
 }
 
+// The pipeline example as batch_isend_irecv records it (each send and receive a batch of
+// one): the kernels name nothing, each send's or receive's record_param_comms, just before
+// its launch, names the peer and size. The 24 pairs replay as when the kernels name them;
+// the run says where the peers came from.
+TEST(Cli, PipelineExampleAsBatchedSendsReplaysAlike) {
+  TempDir d;
+  const char* moved[] = {"Collective name", "In msg nelems", "Out msg nelems", "Group size", "dtype", "Process Group Name", "Process Group Description",
+                         "Process Group Ranks", "Dst Rank", "Src Rank"};
+  std::filesystem::create_directories(d.path() + "/batched");
+  for (int rank = 0; rank < 2; ++rank) {
+    json doc = read_json(source_dir() + "/examples/traces/pipeline2/rank" + std::to_string(rank) + ".json");
+    std::map<std::int64_t, const json*> launch_of;
+    for (const auto& e : doc["traceEvents"])
+      if (e.value("cat", "") == "cuda_runtime") launch_of[e["args"]["correlation"].get<std::int64_t>()] = &e;
+    json records = json::array();
+    int batched = 0;
+    for (auto& e : doc["traceEvents"]) {
+      if (e.value("cat", "") != "kernel" || !e["args"].contains("Collective name")) continue;
+      const json& launch = *launch_of.at(e["args"]["correlation"].get<std::int64_t>());
+      json args = {{"External id", 5000 + batched++}};
+      for (const char* key : moved)
+        if (e["args"].contains(key)) args[key] = e["args"][key], e["args"].erase(key);
+      records.push_back({{"ph", "X"}, {"cat", "cpu_op"}, {"name", "record_param_comms"}, {"pid", launch["pid"]}, {"tid", launch["tid"]},
+                         {"ts", launch["ts"].get<double>() - 1}, {"dur", 0.5}, {"args", args}});
+    }
+    EXPECT_EQ(batched, 24);
+    for (auto& r : records) doc["traceEvents"].push_back(r);
+    write_json(d.path() + "/batched/rank" + std::to_string(rank) + ".json", doc);
+  }
+  auto r = run_cli("run --trace " + d.path() + "/batched --topology composable-falcon4016 --placement gpu0,gpu1 --out " + d.path() + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json s = read_json(d.path() + "/out/summary.json");
+  EXPECT_EQ(s["send_recv_paired"].get<int>(), 24);
+  EXPECT_EQ(s["send_recv_batched_kernels_paired"].get<int>(), 48);
+  EXPECT_EQ(s["send_recv_at_measured_duration"].get<int>(), 0);
+  EXPECT_NEAR(s["predicted_iteration_s"].get<double>() * 1e3, 99.109, 0.002);  // as PipelineExampleSendsFollowTheStages
+  EXPECT_NE(r.out.find("24 batched send/recv kernel(s) (batch_isend_irecv) take the peers and sizes of their 24 sends and receives from the "
+                       "record_param_comms their thread recorded before launching them"),
+            std::string::npos)
+      << r.out;
+}
+
 // The example's 12 all-reduces numbered by PyTorch's "Seq" (100-111) on both ranks replay
 // exactly as when matched by order; `import` says which process groups are so numbered.
 // Rank 1's trace without its first all-reduce (its profiler window starting one later):

@@ -870,6 +870,80 @@ TEST(Importer, SendPeerFromItsRecordParamCommsOp) {
       << import_error(d, twice);
 }
 
+// A batched send/recv (batch_isend_irecv): NCCL launches one kernel at ncclGroupEnd, after
+// each send's and receive's record_param_comms has ended, so the kernel names no peer and
+// repeats none of their "External id"s (pytorch/pytorch#194693). Its parts are the
+// record_param_comms no kernel repeats the id of, recorded by the launching thread since its
+// previous such launch, in order; a single send keeps its own kernel. The IR keeps the parts.
+TEST(Importer, BatchedSendRecvTakesItsPartsFromRecordParamComms) {
+  TempDir d;
+  auto record = [](int ts, int id, const char* name, const char* peer_key, const std::string& peer, int nelems, const char* pg = "0") {
+    return R"J({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": )J" + std::to_string(ts) +
+           R"J(, "dur": 1, "args": {"External id": )J" + std::to_string(id) + R"J(, "Collective name": ")J" + name + R"J(", ")J" + peer_key +
+           "\": " + peer + R"J(, "In msg nelems": )J" + std::to_string(nelems) + R"J(, "dtype": "Float", "Group size": 3, "Process Group Name": ")J" +
+           pg + R"J(", "Process Group Ranks": "[0, 1, 2]"}},)J";
+  };
+  auto launch = [](int ts, int corr, int id, const std::string& args) {
+    return R"J({"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx", "pid": 1, "tid": 1, "ts": )J" + std::to_string(ts) +
+           R"J(, "dur": 3, "args": {"correlation": )J" + std::to_string(corr) + R"J(}},
+      {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 9, "ts": )J" +
+           std::to_string(ts + 10) + R"J(, "dur": 20, "args": {"device": 0, "stream": 9, "correlation": )J" + std::to_string(corr) +
+           R"J(, "External id": )J" + std::to_string(id) + args + "}}";
+  };
+  auto trace = [&](const std::string& first_peer, const char* second_pg = "0") {
+    return R"J({"distributedInfo": {"rank": 1, "world_size": 3}, "traceEvents": [)J" + record(0, 50, "send", "Dst Rank", first_peer, 256) +
+           record(2, 51, "recv", "Src Rank", "0", 512, second_pg) + launch(5, 1, 52, "") + "," + record(100, 53, "recv", "Src Rank", "2", 128) +
+           launch(105, 2, 54, "") + "," + record(200, 60, "send", "Dst Rank", "0", 64) +
+           launch(202, 3, 60, R"J(, "Collective name": "send", "In msg nelems": 64, "dtype": "Float", "Group size": 3, "Process Group Name": "0")J") + "]}";
+  };
+  const auto w = trace::import_kineto(d.write("t.json", trace("2")));
+  ASSERT_EQ(w.collectives.size(), 3u);
+  const auto& a = w.collectives[0];
+  EXPECT_EQ(a.kind, collective::Kind::send_recv);
+  EXPECT_EQ(a.p2p_role, trace::P2pRole::none);
+  EXPECT_EQ(a.peer, -1);
+  ASSERT_EQ(a.batch.size(), 2u);
+  EXPECT_EQ(a.batch[0].role, trace::P2pRole::send);
+  EXPECT_EQ(a.batch[0].peer, 2);
+  EXPECT_EQ(a.batch[0].in_bytes, 1024u);
+  EXPECT_EQ(a.batch[1].role, trace::P2pRole::recv);
+  EXPECT_EQ(a.batch[1].peer, 0);
+  EXPECT_EQ(a.batch[1].in_bytes, 2048u);
+  EXPECT_EQ(a.in_bytes, 3072u);
+  EXPECT_EQ(w.communicators[a.communicator].name, "0");
+  EXPECT_EQ(w.communicators[a.communicator].ranks, (std::vector<int>{0, 1, 2}));
+  ASSERT_EQ(w.collectives[1].batch.size(), 1u);  // the next launch's: only what came after the first
+  EXPECT_EQ(w.collectives[1].batch[0].peer, 2);
+  EXPECT_EQ(w.collectives[1].batch[0].in_bytes, 512u);
+  EXPECT_TRUE(w.collectives[2].batch.empty());  // a single send: its op's id is its kernel's
+  EXPECT_EQ(w.collectives[2].p2p_role, trace::P2pRole::send);
+  EXPECT_EQ(w.collectives[2].peer, 0);
+  EXPECT_NE(std::find(w.notes.begin(), w.notes.end(),
+                      "2 batched send/recv kernel(s) (batch_isend_irecv) take the peers and sizes of their 3 sends and receives from the "
+                      "record_param_comms their thread recorded before launching them"),
+            w.notes.end());
+  // The IR keeps the parts, and checks them.
+  const auto back = trace::load_workload(d.write("t.ir.json", trace::workload_to_json(w)));
+  ASSERT_EQ(back.collectives[0].batch.size(), 2u);
+  EXPECT_EQ(back.collectives[0].batch[1].in_bytes, 2048u);
+  EXPECT_EQ(trace::workload_to_json(back).substr(trace::workload_to_json(back).find("\"collectives\"")),
+            trace::workload_to_json(w).substr(trace::workload_to_json(w).find("\"collectives\"")));
+  auto doc = nlohmann::json::parse(trace::workload_to_json(w));
+  doc["collectives"][0]["batch"][1]["peer"] = 1;
+  try {
+    trace::load_workload(d.write("bad.ir.json", doc.dump()));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), d.path() + "/bad.ir.json: collectives[0].batch[1]: peer 1 is this trace's own rank: a receive needs another rank of the job");
+  }
+  // A part's peer is checked where it is given; a batch is of one process group.
+  EXPECT_EQ(import_error(d, trace("1")), d.path() + "/bad.json: traceEvents[0].args: \"Dst Rank\" = 1 is this trace's own rank: a send needs another rank of the job");
+  EXPECT_EQ(import_error(d, trace("-3")), d.path() + "/bad.json: traceEvents[0].args: \"Dst Rank\" = -3 is not a rank (expected the destination's global rank, e.g. 1)");
+  EXPECT_EQ(import_error(d, trace("2", "7")),
+            d.path() + "/bad.json: traceEvents[1].args: \"Process Group Name\" = \"7\" but \"0\" on traceEvents[0], a send or receive of the same batched "
+                       "kernel (traceEvents[3]): a batch is of one process group");
+}
+
 // PyTorch numbers each collective of a process group ("Seq", the same on every rank; since
 // March 2026): on the kernel, or on the record_param_comms of the kernel's "External id".
 // A process group whose collectives all give it, increasing, is numbered by it, and the

@@ -348,6 +348,95 @@ TEST(Replay, SendPairsWithItsReceive) {
   EXPECT_EQ(res.flows, 1u);
 }
 
+namespace {
+// One send or receive of a batched kernel: its direction, its peer and its floats.
+struct Part {
+  bool send;
+  int peer;
+  long nelems;
+};
+// Rank `rank` of a job of `world` ranks: one send/recv kernel launched at `at_us`. Batched
+// (`batched`): each part's record_param_comms just before the launch, the kernel naming
+// none, as batch_isend_irecv's; else a single send or receive naming its peer.
+std::string batch_trace(int rank, int world, double at_us, const std::vector<Part>& parts, bool batched = true) {
+  std::string ranks;
+  for (int r = 0; r < world; ++r) ranks += (r ? ", " : "") + std::to_string(r);
+  const std::string d = "\"distributedInfo\":{\"rank\":" + std::to_string(rank) + ",\"world_size\":" + std::to_string(world) +
+                        ",\"pg_config\":[{\"pg_name\":\"0\",\"backend_config\":\"cuda:nccl\",\"ranks\":[" + ranks + "]}]},";
+  auto args = [&](const Part& p) {
+    return std::string("\"Collective name\":\"") + (p.send ? "send" : "recv") + "\",\"In msg nelems\":" + std::to_string(p.nelems) +
+           ",\"dtype\":\"Float\",\"Group size\":" + std::to_string(world) + ",\"Process Group Name\":\"0\",\"Process Group Ranks\":\"[" + ranks + "]\",\"" +
+           (p.send ? "Dst Rank" : "Src Rank") + "\":" + std::to_string(p.peer);
+  };
+  std::vector<std::string> ev;
+  if (at_us > 0) ev.push_back(call("cudaFree", 1, 0, at_us, 99));  // the CPU is busy until then
+  if (batched)
+    for (size_t k = 0; k < parts.size(); ++k)
+      ev.push_back(R"({"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":)" + std::to_string(at_us + 0.5 * static_cast<double>(k)) +
+                   R"(,"dur":0.2,"args":{"External id":)" + std::to_string(100 + k) + "," + args(parts[k]) + "}}");
+  ev.push_back(call("cudaLaunchKernel", 1, at_us + 2, 5, 1));
+  ev.push_back(kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20, at_us + 9, 90, 1, batched ? "" : "," + args(parts.front())));
+  return trace_doc(ev, d);
+}
+}  // namespace
+
+// Two ranks swap 14.4 MB in one batched kernel each (batch_isend_irecv of a send and a
+// receive), rank 1 launching 500 us later: each part pairs with the other rank's and moves
+// once both kernels have launched, as SendPairsWithItsReceive's single send; the switch's
+// links carry the two directions apart, so both flows run at the full rate and both
+// kernels end together. A part's size must be its peer's.
+TEST(Replay, BatchedSendsAndReceivesPairPartByPart) {
+  NEED_ENGINE();
+  const long n = 3600000;
+  EXPECT_EQ(replay_error({batch_trace(0, 2, 0, {{false, 1, 1000}, {true, 1, 1000}}), batch_trace(1, 2, 0, {{true, 0, 1000}, {false, 0, 1024}})}),
+            "t1.json: rank 1, send #0 from rank 0 to rank 1 on communicator \"0\": mismatched send/recv: rank 0 sends 3.9 KiB, rank 1 receives 4.0 KiB; "
+            "rank 0 sends 1 time(s) to rank 1 on communicator \"0\" (t0.json), which receives 1 time(s) from it (t1.json)");
+  auto res = replay({batch_trace(0, 2, 0, {{true, 1, n}, {false, 1, n}}), batch_trace(1, 2, 500, {{false, 0, n}, {true, 0, n}})});
+  const double bw = 16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.914;
+  const double expected = 509 * us + n * 4.0 / bw + 105e-9 + collective::latency_s(collective::Protocol::simple, collective::LinkClass::pcie, 1);
+  EXPECT_NEAR(res.ranks[0].gpu_start[0], 7 * us, 1e-12);  // rank 0's kernel starts and waits (its trace begins at the launch)
+  EXPECT_NEAR(res.ranks[0].gpu_end[0], expected, 1e-9);
+  EXPECT_NEAR(res.ranks[1].gpu_end[0], expected, 1e-9);
+  EXPECT_EQ(res.p2p_paired, 2u);
+  EXPECT_EQ(res.p2p_batches_paired, 2u);
+  EXPECT_EQ(res.p2p_at_measured_duration, 0u);
+  EXPECT_EQ(res.flows, 2u);
+}
+
+// A pipeline's middle stage: rank 1 receives 14.4 MB from rank 0 and sends 7.2 MB to rank 2
+// in one batched kernel, its peers each a single send or receive, all launched at once (7 us
+// into each trace, which begins at the first launch). The two flows use different links; rank 2's ends with the smaller transfer, rank 1's batched kernel with
+// its last part, rank 0's send.
+TEST(Replay, BatchedKernelEndsWithItsLastPart) {
+  NEED_ENGINE();
+  const long a = 3600000, b = 1800000;
+  auto res = replay({batch_trace(0, 3, 0, {{true, 1, a}}, false), batch_trace(1, 3, 0, {{false, 0, a}, {true, 2, b}}), batch_trace(2, 3, 0, {{false, 1, b}}, false)},
+                    {}, &four_gpu_topology());
+  const double bw = 16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.914;
+  const double after = 105e-9 + collective::latency_s(collective::Protocol::simple, collective::LinkClass::pcie, 1);
+  EXPECT_NEAR(res.ranks[0].gpu_end[0], 7 * us + a * 4.0 / bw + after, 1e-9);
+  EXPECT_NEAR(res.ranks[1].gpu_end[0], 7 * us + a * 4.0 / bw + after, 1e-9);
+  EXPECT_NEAR(res.ranks[2].gpu_end[0], 7 * us + b * 4.0 / bw + after, 1e-9);
+  EXPECT_EQ(res.p2p_paired, 2u);
+  EXPECT_EQ(res.p2p_batches_paired, 1u);
+  EXPECT_EQ(res.p2p_parts_left_out, 0u);
+}
+
+// The same middle stage without rank 2's trace: its send to rank 2 cannot be paired and is
+// left out (counted, and the run's note says so); the kernel ends with its receive.
+TEST(Replay, BatchedPartWithoutItsPeersTraceIsLeftOut) {
+  NEED_ENGINE();
+  const long a = 3600000, b = 1800000;
+  auto res = replay({batch_trace(0, 3, 0, {{true, 1, a}}, false), batch_trace(1, 3, 0, {{false, 0, a}, {true, 2, b}})}, {}, &four_gpu_topology());
+  const double bw = 16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.914;
+  const double after = 105e-9 + collective::latency_s(collective::Protocol::simple, collective::LinkClass::pcie, 1);
+  EXPECT_NEAR(res.ranks[1].gpu_end[0], 7 * us + a * 4.0 / bw + after, 1e-9);
+  EXPECT_EQ(res.p2p_paired, 1u);
+  EXPECT_EQ(res.p2p_batches_paired, 1u);
+  EXPECT_EQ(res.p2p_parts_left_out, 1u);
+  EXPECT_EQ(res.p2p_at_measured_duration, 0u);
+}
+
 // Two sends and one receive: the second send would wait for ever. An error naming both
 // ranks, their traces and counts, before anything runs; so is a receive of another size,
 // and a receive on a process group of another name, which the error points out.

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <streambuf>
 #include <string_view>
+#include <unordered_set>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <vector>
@@ -641,6 +642,16 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   std::vector<RawCall> calls;
   std::vector<const json*> steps;
   std::unordered_multimap<std::int64_t, const json*> comms_by_external_id;  // record_param_comms naming a peer
+  // record_param_comms of sends and receives (event index, thread, exact start in ns): those
+  // whose "External id" no kernel repeats were batched (batch_isend_irecv), and belong to the
+  // batched send/recv kernel their thread launches next (see batch_parts below).
+  struct P2pRecord {
+    size_t event;
+    std::string thread;
+    std::int64_t ts_ns;
+  };
+  std::vector<P2pRecord> p2p_records;
+  std::unordered_set<std::int64_t> kernel_external_ids;
   struct SyncInfo {
     std::int64_t stream = -1, wait_on_stream = -1, record_corr = -1;
   };
@@ -688,6 +699,15 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       const json& a = e["args"];
       if (a.contains("Dst Rank") || a.contains("Src Rank") || a.contains("Seq"))
         if (const auto id = exact_id(a, "External id")) comms_by_external_id.emplace(*id, &e);
+      if (a.contains("Dst Rank") || a.contains("Src Rank")) {
+        std::string cname = get_str(a, "Collective name");
+        std::transform(cname.begin(), cname.end(), cname.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        if (cname == "send" || cname == "recv") {
+          const double ts = checked_number(e, "ts", path, i, -kMaxTimestampUs, kMaxTimestampUs);
+          const std::string tid = (e.contains("pid") ? id_string(e["pid"]) : "?") + "/" + (e.contains("tid") ? id_string(e["tid"]) : "?");
+          p2p_records.push_back({i, tid, exact_ts_ns(e, ts)});
+        }
+      }
       continue;
     }
     if (!is_gpu && !is_call && !is_step && cat != "cuda_sync") continue;
@@ -727,6 +747,8 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
                     "GPU activity on device " + std::to_string(device) + " and on device " + std::to_string(gpu.front().device) +
                         ": composim replays one GPU per trace (one trace per rank, e.g. DistributedDataParallel)");
       if (k != GpuOpKind::kernel) checked_arg(a, "bytes", path, i, 0, 0, std::int64_t{1} << 50);
+      if (k == GpuOpKind::kernel)
+        if (const auto id = exact_id(a, "External id")) kernel_external_ids.insert(*id);
       // A collective's element counts and group size: at most 2^47 elements (2^50 bytes of
       // 8-byte elements), so sizes in bytes cannot overflow.
       if (k == GpuOpKind::kernel) {
@@ -806,6 +828,55 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     g.dur_ns = std::max<std::int64_t>(0, to_ns(*g.ev, "dur"));
   }
   std::stable_sort(gpu.begin(), gpu.end(), [](const RawGpu& a, const RawGpu& b) { return a.ts_ns < b.ts_ns; });
+  auto lowered = [](std::string t) {
+    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    return t;
+  };
+  // Batched sends and receives (batch_isend_irecv): NCCL launches one kernel for the group at
+  // ncclGroupEnd, after every send's and receive's record_param_comms has ended, so the kernel
+  // names no peer and repeats none of their "External id"s (pytorch/pytorch#194693). Its
+  // parts are the sends' and receives' record_param_comms whose "External id" no kernel
+  // repeats, recorded by its launching thread since that thread launched the previous such
+  // kernel.
+  std::unordered_map<const json*, std::vector<size_t>> batch_parts;  // kernel event -> its parts' events, in order
+  if (!p2p_records.empty()) {
+    struct Launch {
+      std::int32_t thread;
+      std::int64_t ts_ns;
+      const json* kernel;
+    };
+    std::vector<Launch> launches;
+    for (const auto& g : gpu) {
+      if (g.kind != GpuOpKind::kernel || g.correlation < 0) continue;
+      const json& e = *g.ev;
+      if (!e.contains("name") || !e["name"].is_string()) continue;
+      const auto nccl = collective::parse_nccl_kernel_name(e["name"].get<std::string>());
+      const json& a = e.contains("args") ? e["args"] : json::object();
+      const std::string cname = lowered(get_str(a, "Collective name"));
+      const auto named_kind = collective::parse_kind(cname);
+      if (!nccl.is_nccl || nccl.kind != collective::Kind::send_recv || cname == "send" || cname == "recv" ||
+          (named_kind != collective::Kind::unknown && named_kind != collective::Kind::send_recv))
+        continue;
+      if (const auto call = call_by_corr.find(g.correlation); call != call_by_corr.end())
+        launches.push_back({call->second.thread, w.threads[call->second.thread].ops[call->second.op].ts_ns, &e});
+    }
+    std::stable_sort(launches.begin(), launches.end(),
+                     [](const Launch& x, const Launch& y) { return x.thread != y.thread ? x.thread < y.thread : x.ts_ns < y.ts_ns; });
+    std::vector<std::vector<std::pair<std::int64_t, size_t>>> records(w.threads.size());  // per thread: (ts, event)
+    for (const auto& r : p2p_records) {
+      if (const auto id = exact_id((*events)[r.event]["args"], "External id"); id && kernel_external_ids.count(*id)) continue;  // a single one's
+      if (const auto t = thread_index.find(r.thread); t != thread_index.end()) records[t->second].push_back({r.ts_ns - t0_ns, r.event});
+    }
+    for (auto& v : records) std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<size_t> next(w.threads.size(), 0);
+    for (const auto& l : launches) {
+      auto& v = records[l.thread];
+      auto& k = next[l.thread];
+      std::vector<size_t> parts;
+      while (k < v.size() && v[k].first < l.ts_ns) parts.push_back(v[k++].second);
+      if (!parts.empty()) batch_parts.emplace(l.kernel, std::move(parts));
+    }
+  }
   std::map<std::pair<int, std::int64_t>, std::int32_t> stream_index;
   std::map<std::string, std::int32_t> comm_index;
   for (size_t i = 0; i < w.communicators.size(); ++i) comm_index[w.communicators[i].name] = static_cast<std::int32_t>(i);
@@ -813,6 +884,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   std::vector<std::uint64_t> comm_seq, p2p_seq;
   std::vector<size_t> collective_event;  // per collective: its index in traceEvents
   std::unordered_map<size_t, size_t> peer_event;  // collective -> the event giving its peer, where not its kernel
+  std::unordered_map<size_t, std::vector<size_t>> batch_event;  // batched send/recv collective -> its parts' events
   // Per collective: PyTorch's number of it in its process group ("Seq"; -1: not given, and
   // always for sends and receives, which PyTorch numbers per process group, not per pair)
   // and the event giving it.
@@ -913,6 +985,60 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
             c.peer = static_cast<int>(peer);
           }
         }
+        // A batched send/recv: each part's direction, peer and size from its record_param_comms,
+        // and the process group from theirs where the kernel does not give it. Parts of which
+        // one names no peer leave the kernel unnamed (run at its measured duration).
+        const json* group_args = &a;  // where its process group is read
+        size_t group_event = event_index;
+        if (const auto bp = batch_parts.find(g.ev); bp != batch_parts.end() && kind == collective::Kind::send_recv && cname != "send" && cname != "recv") {
+          const json& first = (*events)[bp->second.front()]["args"];
+          std::vector<P2pPart> parts;
+          for (const size_t at : bp->second) {
+            const json& oa = (*events)[at]["args"];
+            const std::string place = "traceEvents[" + std::to_string(at) + "].args";
+            P2pPart part;
+            part.role = lowered(get_str(oa, "Collective name")) == "send" ? P2pRole::send : P2pRole::recv;
+            const char* key = part.role == P2pRole::send ? "Dst Rank" : "Src Rank";
+            if (!oa.contains(key)) {
+              parts.clear();
+              break;
+            }
+            const std::int64_t peer = get_int(oa, key, -1);
+            if (peer < 0 || peer > INT32_MAX)
+              input_error(path, place, std::string("\"") + key + "\" = " + shown_value(oa[key]) + " is not a rank (expected the " +
+                                           (part.role == P2pRole::send ? "destination" : "source") + "'s global rank, e.g. 1)");
+            part.peer = static_cast<int>(peer);
+            const std::int64_t nelems = checked_arg(oa, "In msg nelems", path, at, -1, 0, std::int64_t{1} << 47);
+            if (const int esize = collective::dtype_size_B(get_str(oa, "dtype")); nelems >= 0 && esize > 0)
+              part.in_bytes = static_cast<std::uint64_t>(nelems) * static_cast<std::uint64_t>(esize);
+            // PyTorch batches sends and receives of one process group only.
+            if (get_str(oa, "Process Group Name") != get_str(first, "Process Group Name"))
+              input_error(path, place,
+                          "\"Process Group Name\" = \"" + shown_text(get_str(oa, "Process Group Name")) + "\" but \"" +
+                              shown_text(get_str(first, "Process Group Name")) + "\" on traceEvents[" + std::to_string(bp->second.front()) +
+                              "], a send or receive of the same batched kernel (traceEvents[" + std::to_string(event_index) +
+                              "]): a batch is of one process group");
+            parts.push_back(part);
+          }
+          if (!parts.empty()) {
+            c.batch = std::move(parts);
+            batch_event[w.collectives.size()] = bp->second;
+            c.in_bytes = 0;
+            for (const auto& part : c.batch) c.in_bytes += part.in_bytes;
+            if (c.dtype.empty()) c.dtype = get_str(first, "dtype");
+            if (!a.contains("Process Group Name")) {
+              group_args = &first;
+              group_event = bp->second.front();
+              c.group_size = static_cast<int>(checked_arg(first, "Group size", path, group_event, 0, 0, 1'000'000));
+              if (auto pgr = first.find("Process Group Ranks"); pgr != first.end()) {
+                std::vector<int> ranks;
+                if (!parse_rank_list(pgr->is_string() ? pgr->get<std::string>() : pgr->dump(), ranks))
+                  input_error(path, "traceEvents[" + std::to_string(group_event) + "].args",
+                              "\"Process Group Ranks\" = " + shown_value(*pgr) + " is not a list of ranks (expected e.g. \"[0, 1]\")");
+              }
+            }
+          }
+        }
         // PyTorch numbers each collective of a process group ("Seq", the same on every rank;
         // recorded since March 2026, pytorch/pytorch#177148, sends and receives by a counter
         // of their own): on the kernel, or on the record_param_comms of the kernel's id.
@@ -944,7 +1070,9 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
             pt_seq = *v;
           }
         }
-        std::string pg = get_str(a, "Process Group Name");
+        const json& ga = *group_args;
+        const std::string group_place = "traceEvents[" + std::to_string(group_event) + "].args";
+        std::string pg = get_str(ga, "Process Group Name");
         if (pg.empty()) pg = "world";
         auto [cit, cnew] = comm_index.emplace(pg, static_cast<std::int32_t>(w.communicators.size()));
         // Checked in pass 1; a list PyTorch cut short is completed from the group size. One
@@ -952,10 +1080,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         auto members = [&] {
           std::vector<int> ranks;
           bool truncated = false;
-          parse_rank_list(get_str(a, "Process Group Ranks"), ranks, &truncated);
+          parse_rank_list(get_str(ga, "Process Group Ranks"), ranks, &truncated);
           if (!truncated) return ranks;
           std::vector<int> all = complete_rank_list(ranks, c.group_size);
-          if (all.empty() && !ranks.empty()) shown_ranks.emplace(cit->second, std::make_pair(ranks, event_index));
+          if (all.empty() && !ranks.empty()) shown_ranks.emplace(cit->second, std::make_pair(ranks, group_event));
           return all;
         };
         if (cnew) {
@@ -972,18 +1100,18 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
           const auto& known = w.communicators[cit->second].ranks;
           const std::string given_in = cit->second < pg_config_count ? " in distributedInfo.pg_config" : " in an earlier collective";
           if (const auto mine = members(); !mine.empty() && !same_members(mine, known))
-            input_error(path, args_place,
-                        "\"Process Group Ranks\" = \"" + shown_text(get_str(a, "Process Group Ranks")) + "\" but process group \"" + shown_text(pg) + "\" has ranks [" +
+            input_error(path, group_place,
+                        "\"Process Group Ranks\" = \"" + shown_text(get_str(ga, "Process Group Ranks")) + "\" but process group \"" + shown_text(pg) + "\" has ranks [" +
                             rank_list_text(known) + "]" + given_in);
           if (c.group_size > 0 && static_cast<size_t>(c.group_size) != known.size())
-            input_error(path, args_place,
+            input_error(path, group_place,
                         "\"Group size\" = " + std::to_string(c.group_size) + " but process group \"" + pg + "\" has " +
                             std::to_string(known.size()) + " ranks" + given_in);
         }
         // A group larger than the job: its collectives would be scaled to ranks that do not
         // exist (an all_gather ~5x off with --ranks 4).
         if (has_distributed_info && c.group_size > w.world_size)
-          input_error(path, args_place,
+          input_error(path, group_place,
                       "\"Group size\" = " + std::to_string(c.group_size) + " but the job has " + std::to_string(w.world_size) +
                           " ranks (distributedInfo.world_size): a process group is at most the whole job");
         c.communicator = cit->second;
@@ -1172,7 +1300,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   // local copy), and the run says so.
   if (!has_distributed_info) {
     int largest = 1;
-    for (const auto& c : w.collectives) largest = std::max({largest, c.group_size, c.peer + 1});
+    for (const auto& c : w.collectives) {
+      largest = std::max({largest, c.group_size, c.peer + 1});
+      for (const auto& part : c.batch) largest = std::max(largest, part.peer + 1);
+    }
     for (const auto& comm : w.communicators)
       for (int r : comm.ranks) largest = std::max(largest, r + 1);
     if (largest > 1) {
@@ -1271,6 +1402,19 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       input_error(path, "traceEvents[" + std::to_string(peer_event.count(k) ? peer_event[k] : collective_event[k]) + "].args",
                   std::string(c.p2p_role == P2pRole::send ? "\"Dst Rank\"" : "\"Src Rank\"") + " = " + std::to_string(c.peer) + " " + why);
   }
+  size_t batched = 0, batched_parts = 0;
+  for (const auto& [k, events_of] : batch_event) {
+    const Collective& c = w.collectives[k];
+    ++batched;
+    batched_parts += c.batch.size();
+    for (size_t p = 0; p < c.batch.size(); ++p)
+      if (const std::string why = w.peer_problem(c.batch[p].role, c.batch[p].peer, c.communicator); !why.empty())
+        input_error(path, "traceEvents[" + std::to_string(events_of[p]) + "].args",
+                    std::string(c.batch[p].role == P2pRole::send ? "\"Dst Rank\"" : "\"Src Rank\"") + " = " + std::to_string(c.batch[p].peer) + " " + why);
+  }
+  if (batched)
+    w.notes.push_back(std::to_string(batched) + " batched send/recv kernel(s) (batch_isend_irecv) take the peers and sizes of their " +
+                      std::to_string(batched_parts) + " sends and receives from the record_param_comms their thread recorded before launching them");
   w.check();
   return w;
 }

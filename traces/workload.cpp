@@ -46,14 +46,14 @@ std::string_view to_string(P2pRole r) {
   return "?";
 }
 
-std::string Workload::peer_problem(const Collective& c) const {
-  const auto& comm = communicators[c.communicator];
-  const char* op = c.p2p_role == P2pRole::send ? "send" : "receive";
-  if (c.peer == rank && rank_known) return std::string("is this trace's own rank: a ") + op + " needs another rank of the job";
-  if (c.peer >= world_size)
+std::string Workload::peer_problem(P2pRole role, int peer, std::int32_t communicator) const {
+  const auto& comm = communicators[communicator];
+  const char* op = role == P2pRole::send ? "send" : "receive";
+  if (peer == rank && rank_known) return std::string("is this trace's own rank: a ") + op + " needs another rank of the job";
+  if (peer >= world_size)
     return "is not a rank of the job (world size " + std::to_string(world_size) +
            (world_size_given ? "" : ", from its groups and peers: the trace gives no world size") + "): a " + op + " needs another rank of the job";
-  if (!comm.ranks.empty() && std::find(comm.ranks.begin(), comm.ranks.end(), c.peer) == comm.ranks.end())
+  if (!comm.ranks.empty() && std::find(comm.ranks.begin(), comm.ranks.end(), peer) == comm.ranks.end())
     return "is not a rank of process group \"" + comm.name + "\" (" + (comm.ranks_guessed ? "taken as the consecutive ranks [" : "ranks [") +
            rank_list_text(comm.ranks, 16) + "]" + (comm.ranks_guessed ? " from its \"Group size\": the trace does not list them" : "") + ")";
   return "";
@@ -168,6 +168,19 @@ void Workload::check() const {
       if (c.kind != collective::Kind::send_recv) input_error(source, place, "is a send or receive (p2p, peer) but a " + std::string(collective::to_string(c.kind)));
       if (c.peer >= 0 && c.p2p_role == P2pRole::none) input_error(source, place, "a peer needs a direction (send or recv)");
       if (const std::string why = c.peer >= 0 ? peer_problem(c) : ""; !why.empty()) input_error(source, place, "peer " + std::to_string(c.peer) + " " + why);
+    }
+    // A batched send/recv's parts, each a send or receive to another rank of its communicator;
+    // the kernel itself names none.
+    if (!c.batch.empty()) {
+      const std::string place = "collectives[" + std::to_string(i) + "].batch";
+      if (c.kind != collective::Kind::send_recv) input_error(source, place, "a batch of sends and receives but a " + std::string(collective::to_string(c.kind)));
+      if (c.p2p_role != P2pRole::none || c.peer >= 0) input_error(source, place, "a batch has its parts' directions and peers, not its own (p2p, peer)");
+      for (size_t k = 0; k < c.batch.size(); ++k) {
+        const auto& part = c.batch[k];
+        if (part.role == P2pRole::none) input_error(source, place + "[" + std::to_string(k) + "]", "needs a direction (send or recv)");
+        if (const std::string why = peer_problem(part.role, part.peer, c.communicator); !why.empty())
+          input_error(source, place + "[" + std::to_string(k) + "]", "peer " + std::to_string(part.peer) + " " + why);
+      }
     }
     auto [it, inserted] = seen.emplace(std::make_tuple(c.communicator, c.seq, c.kind == collective::Kind::send_recv), i);
     if (!inserted)

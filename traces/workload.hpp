@@ -83,6 +83,16 @@ struct Communicator {
   bool seq_from_trace = false;
 };
 
+// One send or receive of a batched send/recv kernel: NCCL runs a group of them
+// (torch.distributed.batch_isend_irecv, Megatron's pipeline stages) as one kernel, and
+// PyTorch records each one's record_param_comms, peer and size before the kernel is
+// launched, which names none (pytorch/pytorch#194693).
+struct P2pPart {
+  P2pRole role = P2pRole::send;
+  int peer = -1;               // the other end's global rank
+  std::uint64_t in_bytes = 0;  // 0: the trace does not say
+};
+
 struct Collective {
   collective::Kind kind = collective::Kind::unknown;
   std::string algorithm;                 // from the kernel name ("RING")
@@ -100,6 +110,9 @@ struct Collective {
   // given (a batched send/recv, or an older trace); then the traces cannot pair it.
   P2pRole p2p_role = P2pRole::none;
   int peer = -1;
+  // A batched send/recv (kind send_recv, p2p_role none, peer -1): its sends and receives in
+  // the order they were issued; in_bytes is their sum. Empty for every other kernel.
+  std::vector<P2pPart> batch;
 };
 
 struct Iteration {
@@ -132,7 +145,8 @@ struct Workload {
   std::size_t count(GpuOpKind k) const;
   // What is wrong with a send's or receive's peer (its own rank, outside the job, outside its
   // process group), as "is ...", or "" if nothing: check() and the importer say where.
-  std::string peer_problem(const Collective& c) const;
+  std::string peer_problem(const Collective& c) const { return peer_problem(c.p2p_role, c.peer, c.communicator); }
+  std::string peer_problem(P2pRole role, int peer, std::int32_t communicator) const;
   std::size_t cpu_op_count() const;
   // Kernels including collective kernels (what profilers count as "kernel" events).
   std::size_t kernel_count() const { return count(GpuOpKind::kernel) + count(GpuOpKind::collective); }

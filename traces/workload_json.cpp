@@ -109,6 +109,11 @@ std::string workload_to_json(const Workload& w) {
                      {"gpu_op", c.gpu_op}});
     if (c.p2p_role != P2pRole::none) colls.back()["p2p"] = to_string(c.p2p_role);  // a send or a receive
     if (c.peer >= 0) colls.back()["peer"] = c.peer;                                  // whose peer the trace gives
+    if (!c.batch.empty()) {  // a batched send/recv's sends and receives
+      ordered parts = ordered::array();
+      for (const auto& part : c.batch) parts.push_back({{"p2p", to_string(part.role)}, {"peer", part.peer}, {"in_bytes", part.in_bytes}});
+      colls.back()["batch"] = std::move(parts);
+    }
   }
   doc["collectives"] = std::move(colls);
   ordered iters = ordered::array();
@@ -305,7 +310,7 @@ Workload workload_from_json(const json& doc, const std::string& path) {
   for (size_t i = 0; i < colls.size(); ++i) {
     const std::string place = "collectives[" + std::to_string(i) + "]";
     const json& o = colls[i];
-    r.only_keys(o, place, {"kind", "in_bytes", "dtype", "group_size", "communicator", "seq", "algorithm", "protocol", "protocol_from_trace", "gpu_op", "p2p", "peer"});
+    r.only_keys(o, place, {"kind", "in_bytes", "dtype", "group_size", "communicator", "seq", "algorithm", "protocol", "protocol_from_trace", "gpu_op", "p2p", "peer", "batch"});
     Collective c;
     const std::string kind = r.string(o, "kind", place);
     c.kind = collective::kind_named(kind);
@@ -332,6 +337,22 @@ Workload workload_from_json(const json& doc, const std::string& path) {
       if (role != "send" && role != "recv") r.fail(place + ".p2p", "\"" + shown_text(role) + "\" is not send or recv");
       c.p2p_role = role == "send" ? P2pRole::send : P2pRole::recv;
       if (o.contains("peer")) c.peer = static_cast<int>(r.integer(o, "peer", place, 0, kMaxRanks - 1));
+    }
+    if (o.contains("batch")) {
+      const json& parts = o["batch"];
+      if (!parts.is_array() || parts.empty()) r.fail(place + ".batch", "expected a non-empty array of sends and receives ({\"p2p\": \"send\", \"peer\": 1, \"in_bytes\": 4096})");
+      for (size_t k = 0; k < parts.size(); ++k) {
+        const std::string at = place + ".batch[" + std::to_string(k) + "]";
+        if (!parts[k].is_object()) r.fail(at, "expected an object ({\"p2p\": \"send\", \"peer\": 1, \"in_bytes\": 4096})");
+        r.only_keys(parts[k], at, {"p2p", "peer", "in_bytes"});
+        P2pPart part;
+        const std::string role = r.string(parts[k], "p2p", at);
+        if (role != "send" && role != "recv") r.fail(at + ".p2p", "\"" + shown_text(role) + "\" is not send or recv");
+        part.role = role == "send" ? P2pRole::send : P2pRole::recv;
+        part.peer = static_cast<int>(r.integer(parts[k], "peer", at, 0, kMaxRanks - 1));
+        part.in_bytes = static_cast<std::uint64_t>(r.integer(parts[k], "in_bytes", at, 0, kMaxBytes, 0));
+        c.batch.push_back(part);
+      }
     }
     c.gpu_op = static_cast<std::int32_t>(r.integer(o, "gpu_op", place, 0, n_gpu - 1));
     if (w.gpu_ops[c.gpu_op].collective != static_cast<std::int32_t>(i))
