@@ -874,7 +874,8 @@ TEST(Importer, SendPeerFromItsRecordParamCommsOp) {
 // each send's and receive's record_param_comms has ended, so the kernel names no peer and
 // repeats none of their "External id"s (pytorch/pytorch#194693). Its parts are the
 // record_param_comms no kernel repeats the id of, recorded by the launching thread since its
-// previous such launch, in order; a single send keeps its own kernel. The IR keeps the parts.
+// previous send/recv kernel launch, in order; a single send keeps its own kernel. The IR
+// keeps the parts.
 TEST(Importer, BatchedSendRecvTakesItsPartsFromRecordParamComms) {
   TempDir d;
   auto record = [](int ts, int id, const char* name, const char* peer_key, const std::string& peer, int nelems, const char* pg = "0") {
@@ -893,11 +894,12 @@ TEST(Importer, BatchedSendRecvTakesItsPartsFromRecordParamComms) {
   auto trace = [&](const std::string& first_peer, const char* second_pg = "0") {
     return R"J({"distributedInfo": {"rank": 1, "world_size": 3}, "traceEvents": [)J" + record(0, 50, "send", "Dst Rank", first_peer, 256) +
            record(2, 51, "recv", "Src Rank", "0", 512, second_pg) + launch(5, 1, 52, "") + "," + record(100, 53, "recv", "Src Rank", "2", 128) +
-           launch(105, 2, 54, "") + "," + record(200, 60, "send", "Dst Rank", "0", 64) +
-           launch(202, 3, 60, R"J(, "Collective name": "send", "In msg nelems": 64, "dtype": "Float", "Group size": 3, "Process Group Name": "0")J") + "]}";
+           launch(105, 2, 54, "") + "," + record(150, 70, "recv", "Src Rank", "0", 32) + record(200, 60, "send", "Dst Rank", "0", 64) +
+           launch(202, 3, 60, R"J(, "Collective name": "send", "In msg nelems": 64, "dtype": "Float", "Group size": 3, "Process Group Name": "0")J") + "," +
+           record(300, 71, "send", "Dst Rank", "2", 16) + launch(305, 4, 72, "") + "]}";
   };
   const auto w = trace::import_kineto(d.write("t.json", trace("2")));
-  ASSERT_EQ(w.collectives.size(), 3u);
+  ASSERT_EQ(w.collectives.size(), 4u);
   const auto& a = w.collectives[0];
   EXPECT_EQ(a.kind, collective::Kind::send_recv);
   EXPECT_EQ(a.p2p_role, trace::P2pRole::none);
@@ -918,8 +920,12 @@ TEST(Importer, BatchedSendRecvTakesItsPartsFromRecordParamComms) {
   EXPECT_TRUE(w.collectives[2].batch.empty());  // a single send: its op's id is its kernel's
   EXPECT_EQ(w.collectives[2].p2p_role, trace::P2pRole::send);
   EXPECT_EQ(w.collectives[2].peer, 0);
+  // A record that no kernel repeats the id of but a single send's launch follows is no
+  // batch's: the next batch has only its own part.
+  ASSERT_EQ(w.collectives[3].batch.size(), 1u);
+  EXPECT_EQ(w.collectives[3].batch[0].in_bytes, 64u);
   EXPECT_NE(std::find(w.notes.begin(), w.notes.end(),
-                      "2 batched send/recv kernel(s) (batch_isend_irecv) take the peers and sizes of their 3 sends and receives from the "
+                      "3 batched send/recv kernel(s) (batch_isend_irecv) take the peers and sizes of their 4 sends and receives from the "
                       "record_param_comms their thread recorded before launching them"),
             w.notes.end());
   // The IR keeps the parts, and checks them.

@@ -836,14 +836,15 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   // ncclGroupEnd, after every send's and receive's record_param_comms has ended, so the kernel
   // names no peer and repeats none of their "External id"s (pytorch/pytorch#194693). Its
   // parts are the sends' and receives' record_param_comms whose "External id" no kernel
-  // repeats, recorded by its launching thread since that thread launched the previous such
-  // kernel.
+  // repeats, recorded by its launching thread since that thread launched the previous send
+  // or receive kernel (a single one's launch leaves none pending: none is batched).
   std::unordered_map<const json*, std::vector<size_t>> batch_parts;  // kernel event -> its parts' events, in order
   if (!p2p_records.empty()) {
     struct Launch {
       std::int32_t thread;
       std::int64_t ts_ns;
       const json* kernel;
+      bool batched;  // else a single send or receive: the records before it are no batch's
     };
     std::vector<Launch> launches;
     for (const auto& g : gpu) {
@@ -854,11 +855,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       const json& a = e.contains("args") ? e["args"] : json::object();
       const std::string cname = lowered(get_str(a, "Collective name"));
       const auto named_kind = collective::parse_kind(cname);
-      if (!nccl.is_nccl || nccl.kind != collective::Kind::send_recv || cname == "send" || cname == "recv" ||
-          (named_kind != collective::Kind::unknown && named_kind != collective::Kind::send_recv))
+      if (!nccl.is_nccl || nccl.kind != collective::Kind::send_recv || (named_kind != collective::Kind::unknown && named_kind != collective::Kind::send_recv))
         continue;
       if (const auto call = call_by_corr.find(g.correlation); call != call_by_corr.end())
-        launches.push_back({call->second.thread, w.threads[call->second.thread].ops[call->second.op].ts_ns, &e});
+        launches.push_back({call->second.thread, w.threads[call->second.thread].ops[call->second.op].ts_ns, &e, cname != "send" && cname != "recv"});
     }
     std::stable_sort(launches.begin(), launches.end(),
                      [](const Launch& x, const Launch& y) { return x.thread != y.thread ? x.thread < y.thread : x.ts_ns < y.ts_ns; });
@@ -874,7 +874,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       auto& k = next[l.thread];
       std::vector<size_t> parts;
       while (k < v.size() && v[k].first < l.ts_ns) parts.push_back(v[k++].second);
-      if (!parts.empty()) batch_parts.emplace(l.kernel, std::move(parts));
+      if (l.batched && !parts.empty()) batch_parts.emplace(l.kernel, std::move(parts));
     }
   }
   std::map<std::pair<int, std::int64_t>, std::int32_t> stream_index;
