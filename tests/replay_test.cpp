@@ -378,6 +378,13 @@ std::string batch_trace(int rank, int world, double at_us, const std::vector<Par
   ev.push_back(kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20, at_us + 9, 90, 1, batched ? "" : "," + args(parts.front())));
   return trace_doc(ev, d);
 }
+
+// A send of `nelems` floats between two A100s under one Gen4 x16 switch: one flow at the
+// links' TLP rate x 0.914 (Simple), then the route's 105 ns and one step of NCCL's latency.
+double pcie_send_s(long nelems) {
+  const double bw = 16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.914;
+  return static_cast<double>(nelems) * 4.0 / bw + 105e-9 + collective::latency_s(collective::Protocol::simple, collective::LinkClass::pcie, 1);
+}
 }  // namespace
 
 // Two ranks swap 14.4 MB in one batched kernel each (batch_isend_irecv of a send and a
@@ -392,8 +399,7 @@ TEST(Replay, BatchedSendsAndReceivesPairPartByPart) {
             "t1.json: rank 1, send #0 from rank 0 to rank 1 on communicator \"0\": mismatched send/recv: rank 0 sends 3.9 KiB, rank 1 receives 4.0 KiB; "
             "rank 0 sends 1 time(s) to rank 1 on communicator \"0\" (t0.json), which receives 1 time(s) from it (t1.json)");
   auto res = replay({batch_trace(0, 2, 0, {{true, 1, n}, {false, 1, n}}), batch_trace(1, 2, 500, {{false, 0, n}, {true, 0, n}})});
-  const double bw = 16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.914;
-  const double expected = 509 * us + n * 4.0 / bw + 105e-9 + collective::latency_s(collective::Protocol::simple, collective::LinkClass::pcie, 1);
+  const double expected = 509 * us + pcie_send_s(n);
   EXPECT_NEAR(res.ranks[0].gpu_start[0], 7 * us, 1e-12);  // rank 0's kernel starts and waits (its trace begins at the launch)
   EXPECT_NEAR(res.ranks[0].gpu_end[0], expected, 1e-9);
   EXPECT_NEAR(res.ranks[1].gpu_end[0], expected, 1e-9);
@@ -405,18 +411,17 @@ TEST(Replay, BatchedSendsAndReceivesPairPartByPart) {
 
 // A pipeline's middle stage: rank 1 receives 14.4 MB from rank 0 and sends 7.2 MB to rank 2
 // in one batched kernel, its peers each a single send or receive, all launched at once (7 us
-// into each trace, which begins at the first launch). The two flows use different links; rank 2's ends with the smaller transfer, rank 1's batched kernel with
-// its last part, rank 0's send.
+// into each trace, which begins at the first launch). The two flows use different links;
+// rank 2's kernel ends with the smaller transfer, rank 1's batched one with its last part,
+// rank 0's send.
 TEST(Replay, BatchedKernelEndsWithItsLastPart) {
   NEED_ENGINE();
   const long a = 3600000, b = 1800000;
   auto res = replay({batch_trace(0, 3, 0, {{true, 1, a}}, false), batch_trace(1, 3, 0, {{false, 0, a}, {true, 2, b}}), batch_trace(2, 3, 0, {{false, 1, b}}, false)},
                     {}, &four_gpu_topology());
-  const double bw = 16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.914;
-  const double after = 105e-9 + collective::latency_s(collective::Protocol::simple, collective::LinkClass::pcie, 1);
-  EXPECT_NEAR(res.ranks[0].gpu_end[0], 7 * us + a * 4.0 / bw + after, 1e-9);
-  EXPECT_NEAR(res.ranks[1].gpu_end[0], 7 * us + a * 4.0 / bw + after, 1e-9);
-  EXPECT_NEAR(res.ranks[2].gpu_end[0], 7 * us + b * 4.0 / bw + after, 1e-9);
+  EXPECT_NEAR(res.ranks[0].gpu_end[0], 7 * us + pcie_send_s(a), 1e-9);
+  EXPECT_NEAR(res.ranks[1].gpu_end[0], 7 * us + pcie_send_s(a), 1e-9);
+  EXPECT_NEAR(res.ranks[2].gpu_end[0], 7 * us + pcie_send_s(b), 1e-9);
   EXPECT_EQ(res.p2p_paired, 2u);
   EXPECT_EQ(res.p2p_batches_paired, 1u);
   EXPECT_EQ(res.p2p_parts_left_out, 0u);
@@ -428,9 +433,7 @@ TEST(Replay, BatchedPartWithoutItsPeersTraceIsLeftOut) {
   NEED_ENGINE();
   const long a = 3600000, b = 1800000;
   auto res = replay({batch_trace(0, 3, 0, {{true, 1, a}}, false), batch_trace(1, 3, 0, {{false, 0, a}, {true, 2, b}})}, {}, &four_gpu_topology());
-  const double bw = 16 * 16e9 / 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.914;
-  const double after = 105e-9 + collective::latency_s(collective::Protocol::simple, collective::LinkClass::pcie, 1);
-  EXPECT_NEAR(res.ranks[1].gpu_end[0], 7 * us + a * 4.0 / bw + after, 1e-9);
+  EXPECT_NEAR(res.ranks[1].gpu_end[0], 7 * us + pcie_send_s(a), 1e-9);
   EXPECT_EQ(res.p2p_paired, 1u);
   EXPECT_EQ(res.p2p_batches_paired, 1u);
   EXPECT_EQ(res.p2p_parts_left_out, 1u);
