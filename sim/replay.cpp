@@ -756,11 +756,14 @@ void Replay::Impl::match_collectives() {
       const int me = short_sender ? src : dst, peer = short_sender ? dst : src;
       const auto role = short_sender ? trace::P2pRole::send : trace::P2pRole::recv;
       const auto elsewhere = count(x, role, peer, name, false);
-      // Its sends (or receives) on this process group that name no peer (batched ones, or of
-      // no known direction): one of them may be the missing one.
+      // Its sends (or receives) on this process group that name no peer (batched ones whose
+      // record_param_comms are not in the trace, or of no known direction): one of them may be
+      // the missing one. So may one on a group the trace does not name ("world" of no listed
+      // ranks: a batched kernel names its group only through those records).
       const auto unnamed = std::count_if(x.collectives.begin(), x.collectives.end(), [&](const trace::Collective& o) {
+        const auto& on = x.communicators[o.communicator];
         return o.kind == collective::Kind::send_recv && o.peer < 0 && o.batch.empty() && (o.p2p_role == role || o.p2p_role == trace::P2pRole::none) &&
-               x.communicators[o.communicator].name == name;
+               (on.name == name || (on.name == "world" && on.ranks.empty()));
       });
       if (elsewhere)
         text += "; rank " + std::to_string(me) + (short_sender ? " sends " : " receives ") + std::to_string(elsewhere) + " time(s)" +

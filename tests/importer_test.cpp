@@ -942,12 +942,46 @@ TEST(Importer, BatchedSendRecvTakesItsPartsFromRecordParamComms) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), d.path() + "/bad.ir.json: collectives[0].batch[1]: peer 1 is this trace's own rank: a receive needs another rank of the job");
   }
+  doc = nlohmann::json::parse(trace::workload_to_json(w));
+  doc["collectives"][0]["in_bytes"] = 5;
+  try {
+    trace::load_workload(d.write("bad2.ir.json", doc.dump()));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), d.path() + "/bad2.ir.json: collectives[0].in_bytes: 5 but its batch's parts add up to 3072 bytes: they must agree");
+  }
   // A part's peer is checked where it is given; a batch is of one process group.
   EXPECT_EQ(import_error(d, trace("1")), d.path() + "/bad.json: traceEvents[0].args: \"Dst Rank\" = 1 is this trace's own rank: a send needs another rank of the job");
   EXPECT_EQ(import_error(d, trace("-3")), d.path() + "/bad.json: traceEvents[0].args: \"Dst Rank\" = -3 is not a rank (expected the destination's global rank, e.g. 1)");
   EXPECT_EQ(import_error(d, trace("2", "7")),
             d.path() + "/bad.json: traceEvents[1].args: \"Process Group Name\" = \"7\" but \"0\" on traceEvents[0], a send or receive of the same batched "
                        "kernel (traceEvents[3]): a batch is of one process group");
+  auto edited = [&](std::string t, const std::string& from, const std::string& to, int nth = 1) {
+    size_t at = t.find(from);
+    while (--nth > 0 && at != std::string::npos) at = t.find(from, at + 1);
+    return at == std::string::npos ? std::string("not found: ") + from : t.replace(at, from.size(), to);
+  };
+  EXPECT_EQ(import_error(d, edited(trace("2"), "\"External id\": 52", "\"External id\": 52, \"Process Group Name\": \"7\"")),
+            d.path() + "/bad.json: traceEvents[3].args: \"Process Group Name\" = \"7\" but its sends and receives (traceEvents[0], ...) are on \"0\": a "
+                       "batch is of one process group");
+  EXPECT_EQ(import_error(d, edited(trace("2"), "\"[0, 1, 2]\"", "\"[0, x]\"", 2)),
+            d.path() + "/bad.json: traceEvents[1].args: \"Process Group Ranks\" = \"[0, x]\" is not a list of ranks (expected e.g. \"[0, 1]\")");
+  // A rank is given exactly, and a batch's size is at most 2^50 bytes (the IR's bound).
+  EXPECT_EQ(import_error(d, trace("\"2a\"")),
+            d.path() + "/bad.json: traceEvents[0].args: \"Dst Rank\" = \"2a\" is not a rank (expected the destination's global rank, e.g. 1)");
+  std::string huge = edited(edited(trace("2"), "\"In msg nelems\": 256", "\"In msg nelems\": 140737488355328"), "\"In msg nelems\": 512",
+                            "\"In msg nelems\": 140737488355328");
+  huge = edited(edited(huge, "\"Float\"", "\"Double\""), "\"Float\"", "\"Double\"");
+  EXPECT_EQ(import_error(d, huge), d.path() + "/bad.json: traceEvents[3].args: its 2 sends and receives (traceEvents[0], ...) add up to 2251799813685248 bytes, more than 2^50");
+  // A record at its launch's own timestamp is the launch's; another kernel's launch between
+  // records and a send/recv kernel ends them (their kernel was lost): that kernel is unnamed.
+  EXPECT_EQ(trace::import_kineto(d.write("at.json", edited(trace("2"), "\"ts\": 100,", "\"ts\": 105,"))).collectives[1].batch.size(), 1u);
+  const auto lost = trace::import_kineto(d.write("lost.json", edited(trace("2"), "]}", R"J(,
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 302, "dur": 2, "args": {"correlation": 9}},
+      {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 400, "dur": 20, "args": {"device": 0, "stream": 7, "correlation": 9}}]})J")));
+  ASSERT_EQ(lost.collectives.size(), 4u);
+  EXPECT_TRUE(lost.collectives[3].batch.empty());
+  EXPECT_EQ(lost.collectives[3].peer, -1);
 }
 
 // PyTorch numbers each collective of a process group ("Seq", the same on every rank; since

@@ -440,6 +440,22 @@ TEST(Replay, BatchedPartWithoutItsPeersTraceIsLeftOut) {
   EXPECT_EQ(res.p2p_at_measured_duration, 0u);
 }
 
+// A batched kernel whose record_param_comms the profiler window cut names neither its peer
+// nor its process group: it may be the receive rank 0's send misses, on whichever group, so
+// both run unpaired at their measured durations (not an error naming a hang).
+TEST(Replay, BatchedKernelNamingNoGroupMayBeTheMissingOne) {
+  NEED_ENGINE();
+  std::string cut = p2p_trace(1, false, 0, 1000);
+  const auto from = cut.find(",\"Collective name\"");
+  cut.erase(from, cut.find(",\"Src Rank\":0") + 13 - from);
+  ASSERT_EQ(cut.find("Process Group"), std::string::npos);
+  const auto res = replay({p2p_trace(0, true, 0, 1000), cut});
+  EXPECT_EQ(res.p2p_at_measured_duration, 2u);
+  EXPECT_EQ(res.p2p_peer_batched, 1u);
+  EXPECT_EQ(res.p2p_without_peer, 1u);
+  EXPECT_EQ(res.p2p_paired, 0u);
+}
+
 // Two sends and one receive: the second send would wait for ever. An error naming both
 // ranks, their traces and counts, before anything runs; so is a receive of another size,
 // and a receive on a process group of another name, which the error points out.

@@ -836,8 +836,9 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   // ncclGroupEnd, after every send's and receive's record_param_comms has ended, so the kernel
   // names no peer and repeats none of their "External id"s (pytorch/pytorch#194693). Its
   // parts are the sends' and receives' record_param_comms whose "External id" no kernel
-  // repeats, recorded by its launching thread since that thread launched the previous send
-  // or receive kernel (a single one's launch leaves none pending: none is batched).
+  // repeats, recorded by its launching thread at or before the launch and after that
+  // thread's previous kernel launch (a single send's or another kernel's launch leaves none
+  // pending: none is batched).
   std::unordered_map<const json*, std::vector<size_t>> batch_parts;  // kernel event -> its parts' events, in order
   if (!p2p_records.empty()) {
     struct Launch {
@@ -847,6 +848,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       bool batched;  // else a single send or receive: the records before it are no batch's
     };
     std::vector<Launch> launches;
+    std::unordered_set<std::int64_t> p2p_corr;  // their launches' correlations
     for (const auto& g : gpu) {
       if (g.kind != GpuOpKind::kernel || g.correlation < 0) continue;
       const json& e = *g.ev;
@@ -857,9 +859,20 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       const auto named_kind = collective::parse_kind(cname);
       if (!nccl.is_nccl || nccl.kind != collective::Kind::send_recv || (named_kind != collective::Kind::unknown && named_kind != collective::Kind::send_recv))
         continue;
-      if (const auto call = call_by_corr.find(g.correlation); call != call_by_corr.end())
+      if (const auto call = call_by_corr.find(g.correlation); call != call_by_corr.end()) {
         launches.push_back({call->second.thread, w.threads[call->second.thread].ops[call->second.op].ts_ns, &e, cname != "send" && cname != "recv"});
+        p2p_corr.insert(g.correlation);
+      }
     }
+    // Every other kernel launch ends the records pending on its thread too: nothing launches a
+    // kernel between a batch's records and its ncclGroupEnd, so records before another launch
+    // are of a send/recv kernel the trace lost (CUPTI dropping activity), not the next batch's.
+    for (std::int32_t t = 0; t < static_cast<std::int32_t>(w.threads.size()); ++t)
+      for (size_t i = 0; i < w.threads[t].ops.size(); ++i) {
+        const std::string& name = w.names[w.threads[t].ops[i].name];
+        if (name.find("Launch") != std::string::npos && name.find("Kernel") != std::string::npos && !p2p_corr.count(op_corr[t][i]))
+          launches.push_back({t, w.threads[t].ops[i].ts_ns, nullptr, false});
+      }
     std::stable_sort(launches.begin(), launches.end(),
                      [](const Launch& x, const Launch& y) { return x.thread != y.thread ? x.thread < y.thread : x.ts_ns < y.ts_ns; });
     std::vector<std::vector<std::pair<std::int64_t, size_t>>> records(w.threads.size());  // per thread: (ts, event)
@@ -873,10 +886,20 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       auto& v = records[l.thread];
       auto& k = next[l.thread];
       std::vector<size_t> parts;
-      while (k < v.size() && v[k].first < l.ts_ns) parts.push_back(v[k++].second);
+      while (k < v.size() && v[k].first <= l.ts_ns) parts.push_back(v[k++].second);
       if (l.batched && !parts.empty()) batch_parts.emplace(l.kernel, std::move(parts));
     }
   }
+  // A send's destination or a receive's source ("Dst Rank" / "Src Rank"): a global rank,
+  // given exactly ("1a" or " 1" is not one).
+  auto peer_rank = [&](const json& args, P2pRole role, const std::string& place) {
+    const char* key = role == P2pRole::send ? "Dst Rank" : "Src Rank";
+    const auto peer = exact_id(args, key);
+    if (!peer || *peer < 0 || *peer > INT32_MAX)
+      input_error(path, place, std::string("\"") + key + "\" = " + shown_value(args[key]) + " is not a rank (expected the " +
+                                   (role == P2pRole::send ? "destination" : "source") + "'s global rank, e.g. 1)");
+    return static_cast<int>(*peer);
+  };
   std::map<std::pair<int, std::int64_t>, std::int32_t> stream_index;
   std::map<std::string, std::int32_t> comm_index;
   for (size_t i = 0; i < w.communicators.size(); ++i) comm_index[w.communicators[i].name] = static_cast<std::int32_t>(i);
@@ -977,66 +1000,65 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
             }
           }
           c.p2p_role = cname == "send" ? P2pRole::send : P2pRole::recv;
-          if (peer_args->contains(key)) {
-            const std::int64_t peer = get_int(*peer_args, key, -1);
-            if (peer < 0 || peer > INT32_MAX)
-              input_error(path, peer_place, std::string("\"") + key + "\" = " + shown_value((*peer_args)[key]) + " is not a rank (expected the " +
-                                                (cname == "send" ? "destination" : "source") + "'s global rank, e.g. 1)");
-            c.peer = static_cast<int>(peer);
-          }
+          if (peer_args->contains(key)) c.peer = peer_rank(*peer_args, c.p2p_role, peer_place);
         }
         // A batched send/recv: each part's direction, peer and size from its record_param_comms,
-        // and the process group from theirs where the kernel does not give it. Parts of which
-        // one names no peer leave the kernel unnamed (run at its measured duration).
+        // and the process group from theirs where the kernel does not give it (even where a
+        // part names no peer, which leaves the kernel unnamed: at its measured duration).
         const json* group_args = &a;  // where its process group is read
         size_t group_event = event_index;
         if (const auto bp = batch_parts.find(g.ev); bp != batch_parts.end() && kind == collective::Kind::send_recv && cname != "send" && cname != "recv") {
           const json& first = (*events)[bp->second.front()]["args"];
+          const std::string group = get_str(first, "Process Group Name");
+          // PyTorch batches sends and receives of one process group only.
+          if (a.contains("Process Group Name") && get_str(a, "Process Group Name") != group)
+            input_error(path, args_place,
+                        "\"Process Group Name\" = \"" + shown_text(get_str(a, "Process Group Name")) + "\" but its sends and receives (traceEvents[" +
+                            std::to_string(bp->second.front()) + "], ...) are on \"" + shown_text(group) + "\": a batch is of one process group");
           std::vector<P2pPart> parts;
+          bool named = true;
+          std::uint64_t total = 0;
           for (const size_t at : bp->second) {
             const json& oa = (*events)[at]["args"];
             const std::string place = "traceEvents[" + std::to_string(at) + "].args";
+            if (get_str(oa, "Process Group Name") != group)
+              input_error(path, place,
+                          "\"Process Group Name\" = \"" + shown_text(get_str(oa, "Process Group Name")) + "\" but \"" + shown_text(group) +
+                              "\" on traceEvents[" + std::to_string(bp->second.front()) + "], a send or receive of the same batched kernel (traceEvents[" +
+                              std::to_string(event_index) + "]): a batch is of one process group");
+            if (auto pgr = oa.find("Process Group Ranks"); pgr != oa.end()) {
+              std::vector<int> ranks;
+              if (!parse_rank_list(pgr->is_string() ? pgr->get<std::string>() : pgr->dump(), ranks))
+                input_error(path, place, "\"Process Group Ranks\" = " + shown_value(*pgr) + " is not a list of ranks (expected e.g. \"[0, 1]\")");
+            }
             P2pPart part;
             part.role = lowered(get_str(oa, "Collective name")) == "send" ? P2pRole::send : P2pRole::recv;
-            const char* key = part.role == P2pRole::send ? "Dst Rank" : "Src Rank";
-            if (!oa.contains(key)) {
-              parts.clear();
-              break;
+            if (!oa.contains(part.role == P2pRole::send ? "Dst Rank" : "Src Rank")) {
+              named = false;
+              continue;
             }
-            const std::int64_t peer = get_int(oa, key, -1);
-            if (peer < 0 || peer > INT32_MAX)
-              input_error(path, place, std::string("\"") + key + "\" = " + shown_value(oa[key]) + " is not a rank (expected the " +
-                                           (part.role == P2pRole::send ? "destination" : "source") + "'s global rank, e.g. 1)");
-            part.peer = static_cast<int>(peer);
+            part.peer = peer_rank(oa, part.role, place);
             const std::int64_t nelems = checked_arg(oa, "In msg nelems", path, at, -1, 0, std::int64_t{1} << 47);
             if (const int esize = collective::dtype_size_B(get_str(oa, "dtype")); nelems >= 0 && esize > 0)
               part.in_bytes = static_cast<std::uint64_t>(nelems) * static_cast<std::uint64_t>(esize);
-            // PyTorch batches sends and receives of one process group only.
-            if (get_str(oa, "Process Group Name") != get_str(first, "Process Group Name"))
-              input_error(path, place,
-                          "\"Process Group Name\" = \"" + shown_text(get_str(oa, "Process Group Name")) + "\" but \"" +
-                              shown_text(get_str(first, "Process Group Name")) + "\" on traceEvents[" + std::to_string(bp->second.front()) +
-                              "], a send or receive of the same batched kernel (traceEvents[" + std::to_string(event_index) +
-                              "]): a batch is of one process group");
+            total = std::min(total + part.in_bytes, std::uint64_t{1} << 62);  // each at most 2^50: no overflow
             parts.push_back(part);
           }
-          if (!parts.empty()) {
+          // A collective's size is at most 2^50 bytes (the IR's bound).
+          if (named && total > (std::uint64_t{1} << 50))
+            input_error(path, args_place,
+                        "its " + std::to_string(parts.size()) + " sends and receives (traceEvents[" + std::to_string(bp->second.front()) + "], ...) add up to " +
+                            std::to_string(total) + " bytes, more than 2^50");
+          if (named) {
             c.batch = std::move(parts);
+            c.in_bytes = total;
             batch_event[w.collectives.size()] = bp->second;
-            c.in_bytes = 0;
-            for (const auto& part : c.batch) c.in_bytes += part.in_bytes;
             if (c.dtype.empty()) c.dtype = get_str(first, "dtype");
-            if (!a.contains("Process Group Name")) {
-              group_args = &first;
-              group_event = bp->second.front();
-              c.group_size = static_cast<int>(checked_arg(first, "Group size", path, group_event, 0, 0, 1'000'000));
-              if (auto pgr = first.find("Process Group Ranks"); pgr != first.end()) {
-                std::vector<int> ranks;
-                if (!parse_rank_list(pgr->is_string() ? pgr->get<std::string>() : pgr->dump(), ranks))
-                  input_error(path, "traceEvents[" + std::to_string(group_event) + "].args",
-                              "\"Process Group Ranks\" = " + shown_value(*pgr) + " is not a list of ranks (expected e.g. \"[0, 1]\")");
-              }
-            }
+          }
+          if (!a.contains("Process Group Name")) {
+            group_args = &first;
+            group_event = bp->second.front();
+            c.group_size = static_cast<int>(checked_arg(first, "Group size", path, group_event, 0, 0, 1'000'000));
           }
         }
         // PyTorch numbers each collective of a process group ("Seq", the same on every rank;

@@ -173,8 +173,13 @@ void Workload::check() const {
     // the kernel itself names none.
     if (!c.batch.empty()) {
       const std::string place = "collectives[" + std::to_string(i) + "].batch";
-      if (c.kind != collective::Kind::send_recv) input_error(source, place, "a batch of sends and receives but a " + std::string(collective::to_string(c.kind)));
+      if (c.kind != collective::Kind::send_recv) input_error(source, place, "a batch of sends and receives, but the kind is " + std::string(collective::to_string(c.kind)));
       if (c.p2p_role != P2pRole::none || c.peer >= 0) input_error(source, place, "a batch has its parts' directions and peers, not its own (p2p, peer)");
+      std::uint64_t total = 0;
+      for (const auto& part : c.batch) total = std::min(total + part.in_bytes, std::uint64_t{1} << 62);  // each at most 2^50: no overflow
+      if (total != c.in_bytes)
+        input_error(source, "collectives[" + std::to_string(i) + "].in_bytes",
+                    std::to_string(c.in_bytes) + " but its batch's parts add up to " + std::to_string(total) + " bytes: they must agree");
       for (size_t k = 0; k < c.batch.size(); ++k) {
         const auto& part = c.batch[k];
         if (part.role == P2pRole::none) input_error(source, place + "[" + std::to_string(k) + "]", "needs a direction (send or recv)");
