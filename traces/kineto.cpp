@@ -907,7 +907,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   std::vector<std::uint64_t> comm_seq, p2p_seq;
   std::vector<size_t> collective_event;  // per collective: its index in traceEvents
   std::unordered_map<size_t, size_t> peer_event;  // collective -> the event giving its peer, where not its kernel
-  std::unordered_map<size_t, std::vector<size_t>> batch_event;  // batched send/recv collective -> its parts' events
+  std::map<size_t, std::vector<size_t>> batch_event;  // batched send/recv collective -> its parts' events
   // Per collective: PyTorch's number of it in its process group ("Seq"; -1: not given, and
   // always for sends and receives, which PyTorch numbers per process group, not per pair)
   // and the event giving it.
