@@ -440,6 +440,147 @@ TEST(Replay, BatchedPartWithoutItsPeersTraceIsLeftOut) {
   EXPECT_EQ(res.p2p_at_measured_duration, 0u);
 }
 
+namespace {
+// One op of a pipeline stage's program: a compute kernel of `dur_us`, or a send/recv kernel of
+// its parts (one part and !batched: a single send or receive naming its peer).
+struct StageOp {
+  double dur_us = 0;
+  std::vector<Part> parts;
+};
+// Megatron's 1F1B schedule for stage s of p with m micro-batches (forward F, backward B us;
+// activations and gradients of n floats): warm-up forwards, then one forward and one backward
+// each, whose sends and receives to one neighbour are batched as Megatron's
+// send_forward_recv_backward and send_backward_recv_forward are, then the cool-down.
+std::vector<StageOp> one_f_one_b(int s, int p, int m, double F, double B, long n) {
+  std::vector<StageOp> prog;
+  auto comm = [&](std::vector<Part> parts) {
+    if (!parts.empty()) prog.push_back({0, std::move(parts)});
+  };
+  const bool first = s == 0, last = s == p - 1;
+  auto some = [](bool given, Part part) { return given ? std::vector<Part>{part} : std::vector<Part>{}; };
+  auto both = [](std::vector<Part> a, const std::vector<Part>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  const auto recv_fwd = some(!first, {false, s - 1, n}), send_fwd = some(!last, {true, s + 1, n});
+  const auto recv_bwd = some(!last, {false, s + 1, n}), send_bwd = some(!first, {true, s - 1, n});
+  const int warm = std::min(p - s - 1, m), rest = m - warm;
+  for (int i = 0; i < warm; ++i) {
+    comm(recv_fwd);
+    prog.push_back({F, {}});
+    comm(send_fwd);
+  }
+  if (rest > 0) comm(recv_fwd);
+  for (int i = 0; i < rest; ++i) {
+    prog.push_back({F, {}});
+    comm(both(send_fwd, recv_bwd));
+    prog.push_back({B, {}});
+    comm(i == rest - 1 ? send_bwd : both(send_bwd, recv_fwd));
+  }
+  for (int i = 0; i < warm; ++i) {
+    comm(recv_bwd);
+    prog.push_back({B, {}});
+    comm(send_bwd);
+  }
+  return prog;
+}
+
+// Stage `rank`'s trace of `prog`: its kernels on one stream, launched 10 us apart from 10 us
+// (the CPU runs ahead); a batched kernel's parts recorded just before its launch.
+std::string stage_trace(int rank, int world, const std::vector<StageOp>& prog) {
+  std::string ranks;
+  for (int r = 0; r < world; ++r) ranks += (r ? ", " : "") + std::to_string(r);
+  const std::string d = "\"distributedInfo\":{\"rank\":" + std::to_string(rank) + ",\"world_size\":" + std::to_string(world) +
+                        ",\"pg_config\":[{\"pg_name\":\"0\",\"backend_config\":\"cuda:nccl\",\"ranks\":[" + ranks + "]}]},";
+  auto args = [&](const Part& p) {
+    return std::string("\"Collective name\":\"") + (p.send ? "send" : "recv") + "\",\"In msg nelems\":" + std::to_string(p.nelems) +
+           ",\"dtype\":\"Float\",\"Group size\":" + std::to_string(world) + ",\"Process Group Name\":\"0\",\"Process Group Ranks\":\"[" + ranks + "]\",\"" +
+           (p.send ? "Dst Rank" : "Src Rank") + "\":" + std::to_string(p.peer);
+  };
+  std::vector<std::string> ev;
+  double gpu = 0;
+  int id = 100;
+  for (size_t i = 0; i < prog.size(); ++i) {
+    const double at = 10.0 + 10.0 * static_cast<double>(i);
+    const bool batched = prog[i].parts.size() > 1;
+    if (batched)
+      for (size_t k = 0; k < prog[i].parts.size(); ++k)
+        ev.push_back(R"({"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":)" + std::to_string(at - 3 + 0.5 * static_cast<double>(k)) +
+                     R"(,"dur":0.2,"args":{"External id":)" + std::to_string(id++) + "," + args(prog[i].parts[k]) + "}}");
+    ev.push_back(call("cudaLaunchKernel", 1, at, 5, static_cast<int>(i) + 1));
+    gpu = std::max(gpu, at + 7);
+    const double dur = prog[i].parts.empty() ? prog[i].dur_us : 100;
+    ev.push_back(kernel(prog[i].parts.empty() ? "gemm" : "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20, gpu, dur,
+                        static_cast<int>(i) + 1, prog[i].parts.size() == 1 ? "," + args(prog[i].parts.front()) : ""));
+    gpu += dur;
+  }
+  return trace_doc(ev, d);
+}
+}  // namespace
+
+// A 4-stage 1F1B pipeline of 4 micro-batches (Megatron's schedule, its sends and receives to
+// one neighbour batched) on 4 A100s under one switch: no deadlock, and every kernel ends when
+// an independent reference says: a stream runs its kernels in order from 7 us; a send/recv
+// kernel's parts each take one transfer's time (pcie_send_s: no two share a link direction,
+// as a stage's kernel sends at most once and receives at most once) from when both ends'
+// kernels have started, and the kernel ends with its last part.
+TEST(Replay, PipelineOneForwardOneBackwardBatchesMatchAReference) {
+  NEED_ENGINE();
+  const int p = 4, m = 4;
+  const long n = 1 << 20;
+  std::vector<std::vector<StageOp>> progs;
+  std::vector<std::string> docs;
+  for (int s = 0; s < p; ++s) {
+    progs.push_back(one_f_one_b(s, p, m, 1000, 2000, n));
+    docs.push_back(stage_trace(s, p, progs.back()));
+  }
+  const auto res = replay(docs, {}, &four_gpu_topology());
+  // The reference: each part keyed (src, dst, k-th of that pair), found on both ranks.
+  const double T = pcie_send_s(n);
+  std::map<std::tuple<int, int, int>, std::vector<std::pair<int, size_t>>> ends_of;
+  std::vector<std::vector<std::vector<std::tuple<int, int, int>>>> keys(p);
+  for (int r = 0; r < p; ++r) {
+    std::map<std::pair<int, int>, int> count;
+    for (size_t i = 0; i < progs[r].size(); ++i) {
+      keys[r].emplace_back();
+      for (const auto& part : progs[r][i].parts) {
+        const int src = part.send ? r : part.peer, dst = part.send ? part.peer : r;
+        const auto key = std::make_tuple(src, dst, count[{src, dst}]++);
+        keys[r][i].push_back(key);
+        ends_of[key].push_back({r, i});
+      }
+    }
+  }
+  std::vector<std::vector<double>> start(p), end(p);
+  for (int r = 0; r < p; ++r) start[r].assign(progs[r].size(), -1), end[r].assign(progs[r].size(), -1);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int r = 0; r < p; ++r)
+      for (size_t i = 0; i < progs[r].size(); ++i) {
+        if (start[r][i] < 0 && (i == 0 || end[r][i - 1] >= 0)) start[r][i] = i == 0 ? 7 * us : end[r][i - 1], moved = true;
+        if (start[r][i] < 0 || end[r][i] >= 0) continue;
+        double e = start[r][i] + progs[r][i].dur_us * us;
+        bool ready = true;
+        for (const auto& key : keys[r][i]) {
+          const auto& both = ends_of.at(key);
+          ASSERT_EQ(both.size(), 2u);
+          const double s1 = start[both[0].first][both[0].second], s2 = start[both[1].first][both[1].second];
+          if (s1 < 0 || s2 < 0) ready = false;
+          e = std::max(e, std::max(s1, s2) + T);
+        }
+        if (ready) end[r][i] = e, moved = true;
+      }
+  }
+  for (int r = 0; r < p; ++r)
+    for (size_t i = 0; i < progs[r].size(); ++i) {
+      ASSERT_GE(end[r][i], 0) << "the reference deadlocks at rank " << r << ", op " << i;
+      EXPECT_NEAR(res.ranks[r].gpu_end[i], end[r][i], 1e-9) << "rank " << r << ", op " << i;
+    }
+  EXPECT_EQ(res.p2p_paired, static_cast<std::uint64_t>(2 * m * (p - 1)));  // each micro-batch's activation and gradient, per boundary
+  EXPECT_EQ(res.p2p_at_measured_duration, 0u);
+  EXPECT_GT(res.p2p_batches_paired, 0u);
+}
+
 // A batched kernel whose record_param_comms the profiler window cut names neither its peer
 // nor its process group: it may be the receive rank 0's send misses, on whichever group, so
 // both run unpaired at their measured durations (not an error naming a hang).
