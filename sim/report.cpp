@@ -494,9 +494,25 @@ void write_timeline_json(std::ostream& out, const std::vector<Workload>& workloa
          ",\"args\":{\"name\":" + q("CPU thread " + w.threads[ti].id) + "}}");
     for (size_t g = 0; g < w.gpu_ops.size(); ++g) {
       const auto& op = w.gpu_ops[g];
+      // A collective's operation, size and process group as the trace gives them; a send's or
+      // receive's peer, or a batched kernel's parts (what the replay paired it by).
+      std::string coll;
+      if (op.kind == trace::GpuOpKind::collective && op.collective >= 0 && static_cast<size_t>(op.collective) < w.collectives.size()) {
+        const auto& c = w.collectives[op.collective];
+        coll = ",\"collective\":\"" + std::string(collective::to_string(c.kind)) + "\",\"in_bytes\":" + std::to_string(c.in_bytes) +
+               ",\"process_group\":" + q(w.communicators[c.communicator].name);
+        if (c.peer >= 0) coll += ",\"p2p\":\"" + std::string(trace::to_string(c.p2p_role)) + "\",\"peer\":" + std::to_string(c.peer);
+        if (!c.batch.empty()) {
+          coll += ",\"batch\":[";
+          for (size_t k = 0; k < c.batch.size(); ++k)
+            coll += std::string(k ? "," : "") + "{\"p2p\":\"" + std::string(trace::to_string(c.batch[k].role)) + "\",\"peer\":" +
+                    std::to_string(c.batch[k].peer) + ",\"in_bytes\":" + std::to_string(c.batch[k].in_bytes) + "}";
+          coll += "]";
+        }
+      }
       ev("{\"ph\":\"X\",\"cat\":\"" + std::string(trace::to_string(op.kind)) + "\",\"name\":" + q(w.names[op.name]) +
          ",\"pid\":" + pid + ",\"tid\":" + std::to_string(w.streams[op.stream].id) + ts_dur(rt.gpu_start[g], rt.gpu_end[g]) + ",\"args\":{\"measured_dur_us\":" + us(op.dur_ns * 1e-9) +
-         (op.bytes ? ",\"bytes\":" + std::to_string(op.bytes) : "") + "}}");
+         (op.bytes ? ",\"bytes\":" + std::to_string(op.bytes) : "") + coll + "}}");
     }
     for (size_t ti = 0; ti < w.threads.size(); ++ti) {
       const auto& ops = w.threads[ti].ops;

@@ -292,6 +292,10 @@ TEST(Cli, OneRankCollectivesAreLocalCopies) {
   for (const auto& e : tl.at("traceEvents")) {
     if (e.value("cat", "") != "collective" || e.at("args").at("measured_dur_us").get<double>() != 1274.8) continue;
     EXPECT_NEAR(e.at("dur").get<double>(), 2 * 3137000 * 4 / 900e9 * 1e6, 0.01) << e.dump();
+    // What the trace says of the collective rides along.
+    EXPECT_EQ(e.at("args").at("collective"), "all_reduce");
+    EXPECT_EQ(e.at("args").at("in_bytes").get<std::uint64_t>(), 3137000u * 4);
+    EXPECT_EQ(e.at("args").at("process_group"), "0");
     seen = true;
   }
   EXPECT_TRUE(seen);
@@ -3170,6 +3174,12 @@ TEST(Cli, PipelineExampleAsBatchedSendsReplaysAlike) {
   EXPECT_EQ(s["send_recv_batched_kernels_paired"].get<int>(), 48);
   EXPECT_EQ(s["send_recv_at_measured_duration"].get<int>(), 0);
   EXPECT_NEAR(s["predicted_iteration_s"].get<double>() * 1e3, 99.109, 0.002);  // as PipelineExampleSendsFollowTheStages
+  // The timeline shows each batched kernel's parts: rank 0's first sends its activations.
+  const json tl = read_json(d.path() + "/out/timeline.json");
+  const auto first = std::find_if(tl["traceEvents"].begin(), tl["traceEvents"].end(),
+                                  [](const json& e) { return e.value("cat", "") == "collective" && e.value("pid", -1) == 0; });
+  ASSERT_NE(first, tl["traceEvents"].end());
+  EXPECT_EQ((*first)["args"]["batch"], json::parse(R"([{"p2p": "send", "peer": 1, "in_bytes": 33554432}])")) << first->dump();
   EXPECT_NE(r.out.find("24 batched send/recv kernel(s) (batch_isend_irecv) take the peers and sizes of their 24 sends and receives from the "
                        "record_param_comms their thread recorded before launching them"),
             std::string::npos)
