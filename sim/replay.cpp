@@ -1318,9 +1318,16 @@ void Replay::Impl::match_collectives() {
       // the short side cannot explain: see unpairable).
       const bool sent = inst.members.front().rank == inst.p2p_src;
       const int src = rank_id(inst.p2p_src), dst = rank_id(inst.p2p_dst);
-      input_error(workloads[rank_workload[sent ? inst.p2p_dst : inst.p2p_src]].source, inst.label,
+      // A trace that ends with sends' or receives' records and not their kernel: its window
+      // ended inside a batch_isend_irecv, which may be where the missing one is.
+      const Workload& short_w = workloads[rank_workload[sent ? inst.p2p_dst : inst.p2p_src]];
+      const std::string cut = short_w.p2p_records_after_last_launch == 0
+                                  ? ""
+                                  : "; rank " + std::to_string(sent ? dst : src) + "'s trace ends with " + std::to_string(short_w.p2p_records_after_last_launch) +
+                                        " send/recv record_param_comms whose kernel it does not hold: its profiler window may end inside a batched send/recv";
+      input_error(short_w.source, inst.label,
                   "rank " + std::to_string(sent ? dst : src) + (sent ? " never receives it, which rank " : " never sends it, which rank ") +
-                      std::to_string(sent ? src : dst) + (sent ? " sends" : " receives") + "; the job would hang: " + p2p_tally(inst.comm_name, src, dst).text);
+                      std::to_string(sent ? src : dst) + (sent ? " sends" : " receives") + "; the job would hang: " + p2p_tally(inst.comm_name, src, dst).text + cut);
     }
     std::set<int> present;
     for (const auto& m : inst.members) present.insert(m.rank);

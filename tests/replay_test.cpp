@@ -618,6 +618,16 @@ TEST(Replay, SendWithoutItsReceiveIsAnError) {
   std::string batched = p2p_trace(1, false, 0, 1000);
   batched.erase(batched.find(",\"Src Rank\":0"), 13);
   EXPECT_EQ(error({p2p_trace(0, true, 0, 1000), batched}), "no error");
+  // A trace ending with a send's record and not its kernel (its window ended inside a
+  // batch_isend_irecv): the error says so.
+  std::string ends_in_batch = p2p_trace(0, true, 0, 1000);
+  ends_in_batch.replace(ends_in_batch.rfind("]}"), 2,
+                        R"(,{"ph":"X","cat":"cpu_op","name":"record_param_comms","pid":1,"tid":1,"ts":300,"dur":1,"args":{"External id":9,)"
+                        R"("Collective name":"send","In msg nelems":1000,"dtype":"Float","Process Group Name":"0","Dst Rank":1}}]})");
+  EXPECT_NE(error({ends_in_batch, p2p_trace(1, false, 0, 1000, 2)})
+                .find("; rank 0's trace ends with 1 send/recv record_param_comms whose kernel it does not hold: its profiler window may end inside a batched send/recv"),
+            std::string::npos)
+      << error({ends_in_batch, p2p_trace(1, false, 0, 1000, 2)});
   // Three sends that one batched receive cannot all be: still an error, which says so.
   EXPECT_NE(error({p2p_trace(0, true, 0, 1000, 3), batched}).find("rank 1's trace has 1 receive(s) on it that name no peer"), std::string::npos);
   // Traces of different profiler windows pair by order no more than collectives do.

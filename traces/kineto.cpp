@@ -889,6 +889,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       while (k < v.size() && v[k].first <= l.ts_ns) parts.push_back(v[k++].second);
       if (l.batched && !parts.empty()) batch_parts.emplace(l.kernel, std::move(parts));
     }
+    for (size_t t = 0; t < records.size(); ++t) w.p2p_records_after_last_launch += records[t].size() - next[t];
   }
   // A send's destination or a receive's source ("Dst Rank" / "Src Rank"): a global rank,
   // given exactly ("1a" or " 1" is not one).
