@@ -772,7 +772,13 @@ void Replay::Impl::match_collectives() {
       if (unnamed)
         text += "; rank " + std::to_string(me) + "'s trace has " + std::to_string(unnamed) + (short_sender ? " send(s)" : " receive(s)") +
                 " on it that name no peer (no \"" + (short_sender ? "Dst" : "Src") + " Rank\": batched ones), which cannot be paired";
-      tally.batched_cover = static_cast<std::uint64_t>(unnamed) >= std::max(sent, received) - std::min(sent, received);
+      // One of no known direction may be a batch of any number of them.
+      const bool any_batch = std::any_of(x.collectives.begin(), x.collectives.end(), [&](const trace::Collective& o) {
+        const auto& on = x.communicators[o.communicator];
+        return o.kind == collective::Kind::send_recv && o.peer < 0 && o.batch.empty() && o.p2p_role == trace::P2pRole::none &&
+               (on.name == name || (on.name == "world" && on.ranks.empty()));
+      });
+      tally.batched_cover = any_batch || static_cast<std::uint64_t>(unnamed) >= std::max(sent, received) - std::min(sent, received);
     }
     return tally;
   };
@@ -922,7 +928,7 @@ void Replay::Impl::match_collectives() {
           if (inserted) {
             Instance inst;
             inst.label = "send #" + std::to_string(k) + " from rank " + std::to_string(src) + " to rank " + std::to_string(dst) +
-                         " on communicator \"" + comm.name + "\"";
+                         " on communicator \"" + shown_text(comm.name) + "\"";
             inst.expected = 2;
             inst.kind = c.kind;
             inst.in_bytes = static_cast<double>(e.bytes);
@@ -1318,13 +1324,14 @@ void Replay::Impl::match_collectives() {
       // the short side cannot explain: see unpairable).
       const bool sent = inst.members.front().rank == inst.p2p_src;
       const int src = rank_id(inst.p2p_src), dst = rank_id(inst.p2p_dst);
-      // A trace that ends with sends' or receives' records and not their kernel: its window
-      // ended inside a batch_isend_irecv, which may be where the missing one is.
+      // A trace with sends' or receives' records and not their kernel: its window ended inside
+      // a batch_isend_irecv, or the profiler lost kernels; the missing one may be there.
       const Workload& short_w = workloads[rank_workload[sent ? inst.p2p_dst : inst.p2p_src]];
-      const std::string cut = short_w.p2p_records_after_last_launch == 0
+      const std::string cut = short_w.p2p_records_without_kernel == 0
                                   ? ""
-                                  : "; rank " + std::to_string(sent ? dst : src) + "'s trace ends with " + std::to_string(short_w.p2p_records_after_last_launch) +
-                                        " send/recv record_param_comms whose kernel it does not hold: its profiler window may end inside a batched send/recv";
+                                  : "; rank " + std::to_string(sent ? dst : src) + "'s trace has " + std::to_string(short_w.p2p_records_without_kernel) +
+                                        " send/recv record_param_comms whose kernel it does not hold: its profiler window may end inside a batched "
+                                        "send/recv, or the profiler lost kernels";
       input_error(short_w.source, inst.label,
                   "rank " + std::to_string(sent ? dst : src) + (sent ? " never receives it, which rank " : " never sends it, which rank ") +
                       std::to_string(sent ? src : dst) + (sent ? " sends" : " receives") + "; the job would hang: " + p2p_tally(inst.comm_name, src, dst).text + cut);

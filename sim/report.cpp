@@ -501,7 +501,8 @@ void write_timeline_json(std::ostream& out, const std::vector<Workload>& workloa
         const auto& c = w.collectives[op.collective];
         coll = ",\"collective\":\"" + std::string(collective::to_string(c.kind)) + "\",\"in_bytes\":" + std::to_string(c.in_bytes) +
                ",\"process_group\":" + q(w.communicators[c.communicator].name);
-        if (c.peer >= 0) coll += ",\"p2p\":\"" + std::string(trace::to_string(c.p2p_role)) + "\",\"peer\":" + std::to_string(c.peer);
+        if (c.p2p_role != trace::P2pRole::none) coll += ",\"p2p\":\"" + std::string(trace::to_string(c.p2p_role)) + "\"";
+        if (c.peer >= 0) coll += ",\"peer\":" + std::to_string(c.peer);
         if (!c.batch.empty()) {
           coll += ",\"batch\":[";
           for (size_t k = 0; k < c.batch.size(); ++k)

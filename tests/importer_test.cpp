@@ -973,15 +973,28 @@ TEST(Importer, BatchedSendRecvTakesItsPartsFromRecordParamComms) {
                             "\"In msg nelems\": 140737488355328");
   huge = edited(edited(huge, "\"Float\"", "\"Double\""), "\"Float\"", "\"Double\"");
   EXPECT_EQ(import_error(d, huge), d.path() + "/bad.json: traceEvents[3].args: its 2 sends and receives (traceEvents[0], ...) add up to 2251799813685248 bytes, more than 2^50");
-  // A record at its launch's own timestamp is the launch's; another kernel's launch between
-  // records and a send/recv kernel ends them (their kernel was lost): that kernel is unnamed.
+  // A record at its launch's own timestamp is the launch's. A kernel of another library
+  // launched between records and their batched kernel (PyTorch's NaN check of a send) leaves
+  // them pending; a launch whose kernel the trace lost ends them (counted, with a note), and
+  // the batched kernel after it is unnamed.
   EXPECT_EQ(trace::import_kineto(d.write("at.json", edited(trace("2"), "\"ts\": 100,", "\"ts\": 105,"))).collectives[1].batch.size(), 1u);
-  const auto lost = trace::import_kineto(d.write("lost.json", edited(trace("2"), "]}", R"J(,
+  const auto nan_check = trace::import_kineto(d.write("nan.json", edited(trace("2"), "]}", R"J(,
       {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 302, "dur": 2, "args": {"correlation": 9}},
-      {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 400, "dur": 20, "args": {"device": 0, "stream": 7, "correlation": 9}}]})J")));
+      {"ph": "X", "cat": "kernel", "name": "checkForNaN", "pid": 0, "tid": 7, "ts": 400, "dur": 20, "args": {"device": 0, "stream": 7, "correlation": 9}}]})J")));
+  ASSERT_EQ(nan_check.collectives.size(), 4u);
+  EXPECT_EQ(nan_check.collectives[3].batch.size(), 1u);
+  EXPECT_EQ(nan_check.p2p_records_without_kernel, 1u);  // the record at 150, before the single send
+  const auto lost = trace::import_kineto(d.write("lost.json", edited(trace("2"), "]}", R"J(,
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 302, "dur": 2, "args": {"correlation": 9}}]})J")));
   ASSERT_EQ(lost.collectives.size(), 4u);
   EXPECT_TRUE(lost.collectives[3].batch.empty());
   EXPECT_EQ(lost.collectives[3].peer, -1);
+  EXPECT_EQ(lost.p2p_records_without_kernel, 2u);
+  EXPECT_NE(std::find_if(lost.notes.begin(), lost.notes.end(), [](const std::string& n) { return n.rfind("2 send/recv record_param_comms of no kernel", 0) == 0; }),
+            lost.notes.end());
+  // A send's record names its destination: its source alone is malformed, not unknown.
+  EXPECT_EQ(import_error(d, edited(trace("2"), "\"Dst Rank\": 2", "\"Src Rank\": 2")),
+            d.path() + "/bad.json: traceEvents[0].args: a send gives \"Src Rank\" but not its \"Dst Rank\"");
 }
 
 // PyTorch numbers each collective of a process group ("Seq", the same on every rank; since

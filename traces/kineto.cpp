@@ -695,6 +695,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     // record_param_comms CPU op to its kernel but not its peer ("Dst Rank" / "Src Rank"); a
     // collective's "Seq" (2026) is read from either: the op is kept by its "External id",
     // which the kernel's repeats.
+    // A record_param_comms whose args are not an object would silently lose a collective's
+    // or a batched send's metadata.
+    if (cat == "cpu_op" && e.contains("args") && !e["args"].is_object() && e.contains("name") && e["name"] == "record_param_comms")
+      input_error(path, "traceEvents[" + std::to_string(i) + "]", "\"args\" must be an object");
     if (cat == "cpu_op" && !is_step && e.contains("args") && e["args"].is_object()) {
       const json& a = e["args"];
       if (a.contains("Dst Rank") || a.contains("Src Rank") || a.contains("Seq"))
@@ -704,6 +708,17 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         std::transform(cname.begin(), cname.end(), cname.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
         if (cname == "send" || cname == "recv") {
           const double ts = checked_number(e, "ts", path, i, -kMaxTimestampUs, kMaxTimestampUs);
+          // Its thread is matched with the launch calls' (a record on no known thread would be
+          // no batch's without a word).
+          for (const char* key : {"pid", "tid"})
+            if (auto id = e.find(key); id != e.end() && !id->is_string() && !id->is_number())
+              input_error(path, "traceEvents[" + std::to_string(i) + "]." + key, "expected a process or thread id (a number or a string), not " + shown_value(*id));
+          // A send names its destination, a receive its source: the other key alone is a
+          // malformed record, not a batched one of unknown peer.
+          if (const char* want = cname == "send" ? "Dst Rank" : "Src Rank"; !a.contains(want))
+            input_error(path, "traceEvents[" + std::to_string(i) + "].args",
+                        std::string("a ") + (cname == "send" ? "send" : "receive") + " gives \"" + (cname == "send" ? "Src Rank" : "Dst Rank") +
+                            "\" but not its \"" + want + "\"");
           const std::string tid = (e.contains("pid") ? id_string(e["pid"]) : "?") + "/" + (e.contains("tid") ? id_string(e["tid"]) : "?");
           p2p_records.push_back({i, tid, exact_ts_ns(e, ts)});
         }
@@ -848,12 +863,14 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       bool batched;  // else a single send or receive: the records before it are no batch's
     };
     std::vector<Launch> launches;
-    std::unordered_set<std::int64_t> p2p_corr;  // their launches' correlations
+    std::unordered_set<std::int64_t> p2p_corr;     // their launches' correlations
+    std::unordered_set<std::int64_t> other_corr;   // other kernels' but NCCL's (a NaN check's, TORCH_NCCL_NAN_CHECK)
     for (const auto& g : gpu) {
       if (g.kind != GpuOpKind::kernel || g.correlation < 0) continue;
       const json& e = *g.ev;
       if (!e.contains("name") || !e["name"].is_string()) continue;
       const auto nccl = collective::parse_nccl_kernel_name(e["name"].get<std::string>());
+      if (!nccl.is_nccl) other_corr.insert(g.correlation);
       const json& a = e.contains("args") ? e["args"] : json::object();
       const std::string cname = lowered(get_str(a, "Collective name"));
       const auto named_kind = collective::parse_kind(cname);
@@ -864,13 +881,15 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         p2p_corr.insert(g.correlation);
       }
     }
-    // Every other kernel launch ends the records pending on its thread too: nothing launches a
-    // kernel between a batch's records and its ncclGroupEnd, so records before another launch
-    // are of a send/recv kernel the trace lost (CUPTI dropping activity), not the next batch's.
+    // So does another NCCL kernel's launch, or a launch whose kernel the trace does not hold:
+    // the records before it are of a send/recv kernel that ran before it or that the trace
+    // lost (CUPTI dropping activity), not the next batch's. Other kernels may be launched
+    // between a batch's records and its ncclGroupEnd (PyTorch's NaN check of each send).
     for (std::int32_t t = 0; t < static_cast<std::int32_t>(w.threads.size()); ++t)
       for (size_t i = 0; i < w.threads[t].ops.size(); ++i) {
         const std::string& name = w.names[w.threads[t].ops[i].name];
-        if (name.find("Launch") != std::string::npos && name.find("Kernel") != std::string::npos && !p2p_corr.count(op_corr[t][i]))
+        if (name.find("Launch") != std::string::npos && name.find("Kernel") != std::string::npos && !p2p_corr.count(op_corr[t][i]) &&
+            !other_corr.count(op_corr[t][i]))
           launches.push_back({t, w.threads[t].ops[i].ts_ns, nullptr, false});
       }
     std::stable_sort(launches.begin(), launches.end(),
@@ -887,9 +906,17 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       auto& k = next[l.thread];
       std::vector<size_t> parts;
       while (k < v.size() && v[k].first <= l.ts_ns) parts.push_back(v[k++].second);
-      if (l.batched && !parts.empty()) batch_parts.emplace(l.kernel, std::move(parts));
+      if (l.batched && !parts.empty())
+        batch_parts.emplace(l.kernel, std::move(parts));
+      else
+        w.p2p_records_without_kernel += parts.size();
     }
-    for (size_t t = 0; t < records.size(); ++t) w.p2p_records_after_last_launch += records[t].size() - next[t];
+    for (size_t t = 0; t < records.size(); ++t) w.p2p_records_without_kernel += records[t].size() - next[t];
+    if (w.p2p_records_without_kernel)
+      w.notes.push_back(std::to_string(w.p2p_records_without_kernel) +
+                        " send/recv record_param_comms of no kernel in the trace (no External id of a kernel, and no batched send/recv kernel "
+                        "launched after them before another NCCL launch or the trace's end): a profiler window ending inside a "
+                        "batch_isend_irecv, or kernels the profiler lost");
   }
   // A send's destination or a receive's source ("Dst Rank" / "Src Rank"): a global rank,
   // given exactly ("1a" or " 1" is not one).

@@ -132,10 +132,10 @@ struct Workload {
   bool world_size_given = true;  // false: the trace does not give its world size (distributedInfo.world_size)
   bool world_size_from_groups = false;  // no distributedInfo: world_size is the collectives' largest group size
   std::vector<std::string> notes;       // what the importer left out or inferred, for the user (not in IR files)
-  // Sends' and receives' record_param_comms after their thread's last kernel launch, which no
-  // kernel of the trace is (a profiler window ending inside a batch_isend_irecv); named in a
-  // missing-send error. Not in IR files.
-  std::size_t p2p_records_after_last_launch = 0;
+  // Sends' and receives' record_param_comms of no kernel in the trace (a profiler window
+  // ending inside a batch_isend_irecv, or kernels the profiler lost); named in a missing-send
+  // error. Not in IR files.
+  std::size_t p2p_records_without_kernel = 0;
   std::string gpu_model;
   std::int64_t base_ns = 0;  // absolute time of ts 0 in the source, ns (informational)
   std::vector<std::string> names;
