@@ -11,7 +11,10 @@
 //    "communicators": [{"name": "0", "ranks": [0, 1]}],
 //    "collectives": [{"kind": "all_reduce", "in_bytes": 26550272, "dtype": "Float",
 //                     "communicator": 0, "seq": 0, "protocol": "LL", ...},
-//                    {"kind": "send_recv", ..., "p2p": "send", "peer": 1}],  // peer: a global rank
+//                    {"kind": "send_recv", ..., "p2p": "send", "peer": 1},  // peer: a global rank
+//                    {"kind": "send_recv", "in_bytes": 8192, ...,             // a batched send/recv:
+//                     "batch": [{"p2p": "send", "peer": 2, "in_bytes": 4096},  // its parts, whose sizes
+//                               {"p2p": "recv", "peer": 0, "in_bytes": 4096}]}], // add up to in_bytes
 //    "iterations": [{"name": "ProfilerStep#4", "ts_ns": .., "dur_ns": .., "thread": 1}]}
 //
 // "source" is the trace the IR was imported from (kept as Workload::origin); errors name the
@@ -20,7 +23,8 @@
 // Errors: workload_from_json() throws InputError naming the file and the JSON path of a
 // missing or ill-typed field, an index out of range, or what Workload::check() refuses
 // (overlapping or repeated steps, a repeated collective sequence number, a peer that is not
-// another rank of the job and of the communicator).
+// another rank of the job and of the communicator, a batch's parts that do not add up to its
+// in_bytes).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
