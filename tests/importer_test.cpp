@@ -992,6 +992,10 @@ TEST(Importer, BatchedSendRecvTakesItsPartsFromRecordParamComms) {
   EXPECT_EQ(lost.p2p_records_without_kernel, 2u);
   EXPECT_NE(std::find_if(lost.notes.begin(), lost.notes.end(), [](const std::string& n) { return n.rfind("2 send/recv record_param_comms of no kernel", 0) == 0; }),
             lost.notes.end());
+  // A record on a thread that launches nothing is of no kernel either.
+  const auto elsewhere = trace::import_kineto(d.write("elsewhere.json", edited(trace("2"), "\"tid\": 1, \"ts\": 300", "\"tid\": 5, \"ts\": 300")));
+  EXPECT_TRUE(elsewhere.collectives[3].batch.empty());
+  EXPECT_EQ(elsewhere.p2p_records_without_kernel, 2u);
   // A send's record names its destination: its source alone is malformed, not unknown.
   EXPECT_EQ(import_error(d, edited(trace("2"), "\"Dst Rank\": 2", "\"Src Rank\": 2")),
             d.path() + "/bad.json: traceEvents[0].args: a send gives \"Src Rank\" but not its \"Dst Rank\"");

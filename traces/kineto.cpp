@@ -852,8 +852,8 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
   // names no peer and repeats none of their "External id"s (pytorch/pytorch#194693). Its
   // parts are the sends' and receives' record_param_comms whose "External id" no kernel
   // repeats, recorded by its launching thread at or before the launch and after that
-  // thread's previous kernel launch (a single send's or another kernel's launch leaves none
-  // pending: none is batched).
+  // thread's previous NCCL kernel launch (a single send's, another NCCL kernel's, or one of a
+  // kernel the trace lacks leaves none pending: none is batched).
   std::unordered_map<const json*, std::vector<size_t>> batch_parts;  // kernel event -> its parts' events, in order
   if (!p2p_records.empty()) {
     struct Launch {
@@ -897,7 +897,10 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     std::vector<std::vector<std::pair<std::int64_t, size_t>>> records(w.threads.size());  // per thread: (ts, event)
     for (const auto& r : p2p_records) {
       if (const auto id = exact_id((*events)[r.event]["args"], "External id"); id && kernel_external_ids.count(*id)) continue;  // a single one's
-      if (const auto t = thread_index.find(r.thread); t != thread_index.end()) records[t->second].push_back({r.ts_ns - t0_ns, r.event});
+      if (const auto t = thread_index.find(r.thread); t != thread_index.end())
+        records[t->second].push_back({r.ts_ns - t0_ns, r.event});
+      else
+        ++w.p2p_records_without_kernel;  // on a thread that launches nothing
     }
     for (auto& v : records) std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     std::vector<size_t> next(w.threads.size(), 0);
