@@ -703,19 +703,10 @@ void Replay::Impl::match_collectives() {
   std::map<std::pair<int, std::int32_t>, int> block_of_comm;                 // (rank slot, communicator) -> its block
   // Sends and receives by (process group, sender, receiver): how many each side has met
   // (sends, receives), and the k-th pair's instance.
-  // A send's or receive's ends that name their peer: its own, or a batched kernel's parts.
-  struct P2pEnd {
-    trace::P2pRole role;
-    int peer;
-    std::uint64_t bytes;
-  };
+  // A send's or receive's ends that name their peer: a batched kernel's parts, or its own.
   auto p2p_ends = [](const trace::Collective& c) {
-    std::vector<P2pEnd> ends;
-    if (!c.batch.empty())
-      for (const auto& part : c.batch) ends.push_back({part.role, part.peer, part.in_bytes});
-    else if (c.peer >= 0)
-      ends.push_back({c.p2p_role, c.peer, c.in_bytes});
-    return ends;
+    if (!c.batch.empty() || c.peer < 0) return c.batch;
+    return std::vector<trace::P2pPart>{{c.p2p_role, c.peer, c.in_bytes}};
   };
   std::map<std::tuple<std::string, int, int>, std::array<std::uint64_t, 2>> p2p_count;
   std::map<std::tuple<std::string, int, int, std::uint64_t>, std::int32_t> p2p_by_key;
@@ -760,11 +751,17 @@ void Replay::Impl::match_collectives() {
       // record_param_comms are not in the trace, or of no known direction): one of them may be
       // the missing one. So may one on a group the trace does not name ("world" of no listed
       // ranks: a batched kernel names its group only through those records).
-      const auto unnamed = std::count_if(x.collectives.begin(), x.collectives.end(), [&](const trace::Collective& o) {
+      // One of no known direction may be a batch of any number of them (any_batch).
+      std::uint64_t unnamed = 0;
+      bool any_batch = false;
+      for (const auto& o : x.collectives) {
         const auto& on = x.communicators[o.communicator];
-        return o.kind == collective::Kind::send_recv && o.peer < 0 && o.batch.empty() && (o.p2p_role == role || o.p2p_role == trace::P2pRole::none) &&
-               (on.name == name || (on.name == "world" && on.ranks.empty()));
-      });
+        if (o.kind != collective::Kind::send_recv || o.peer >= 0 || !o.batch.empty() || (o.p2p_role != role && o.p2p_role != trace::P2pRole::none) ||
+            (on.name != name && (on.name != "world" || !on.ranks.empty())))
+          continue;
+        ++unnamed;
+        any_batch = any_batch || o.p2p_role == trace::P2pRole::none;
+      }
       if (elsewhere)
         text += "; rank " + std::to_string(me) + (short_sender ? " sends " : " receives ") + std::to_string(elsewhere) + " time(s)" +
                 (short_sender ? " to rank " : " from rank ") + std::to_string(peer) +
@@ -772,13 +769,7 @@ void Replay::Impl::match_collectives() {
       if (unnamed)
         text += "; rank " + std::to_string(me) + "'s trace has " + std::to_string(unnamed) + (short_sender ? " send(s)" : " receive(s)") +
                 " on it that name no peer (no \"" + (short_sender ? "Dst" : "Src") + " Rank\": batched ones), which cannot be paired";
-      // One of no known direction may be a batch of any number of them.
-      const bool any_batch = std::any_of(x.collectives.begin(), x.collectives.end(), [&](const trace::Collective& o) {
-        const auto& on = x.communicators[o.communicator];
-        return o.kind == collective::Kind::send_recv && o.peer < 0 && o.batch.empty() && o.p2p_role == trace::P2pRole::none &&
-               (on.name == name || (on.name == "world" && on.ranks.empty()));
-      });
-      tally.batched_cover = any_batch || static_cast<std::uint64_t>(unnamed) >= std::max(sent, received) - std::min(sent, received);
+      tally.batched_cover = any_batch || unnamed >= std::max(sent, received) - std::min(sent, received);
     }
     return tally;
   };
@@ -903,23 +894,25 @@ void Replay::Impl::match_collectives() {
       // pairs with b's k-th receive from a there, and moves its bytes from a's GPU to b's once
       // both kernels have launched (NCCL's rendezvous). A batched kernel ends when all its
       // paired parts have.
-      const auto ends = c.kind == collective::Kind::send_recv ? p2p_ends(c) : std::vector<P2pEnd>{};
-      size_t pairable = 0;
+      const auto ends = c.kind == collective::Kind::send_recv ? p2p_ends(c) : std::vector<trace::P2pPart>{};
+      std::vector<char> pairable(ends.size(), 0);  // per end: its peer has a trace and the pair pairs in order
       bool peer_unpairable = false;
-      for (const auto& e : ends) {
-        const int src = e.role == trace::P2pRole::send ? w.rank : e.peer, dst = e.role == trace::P2pRole::send ? e.peer : w.rank;
+      for (size_t k = 0; k < ends.size(); ++k) {
+        const auto& e = ends[k];
+        const bool sends = e.role == trace::P2pRole::send;
         if (replicated || !slot_of_rank.count(e.peer)) continue;
-        if (!unpairable.empty() && unpairable.count({comm.name, src, dst}))
+        if (!unpairable.empty() && unpairable.count({comm.name, sends ? w.rank : e.peer, sends ? e.peer : w.rank}))
           peer_unpairable = true;
         else
-          ++pairable;
+          pairable[k] = 1;
       }
-      if (pairable > 0) {
+      if (std::find(pairable.begin(), pairable.end(), 1) != pairable.end()) {
         std::vector<std::int32_t> parts;
-        for (const auto& e : ends) {
+        for (size_t end = 0; end < ends.size(); ++end) {
+          const auto& e = ends[end];
           const bool sends = e.role == trace::P2pRole::send;
           const int src = sends ? w.rank : e.peer, dst = sends ? e.peer : w.rank;
-          if (!slot_of_rank.count(e.peer) || (!unpairable.empty() && unpairable.count({comm.name, src, dst}))) {
+          if (!pairable[end]) {
             ++p2p_parts_left_out;
             continue;
           }
@@ -931,7 +924,7 @@ void Replay::Impl::match_collectives() {
                          " on communicator \"" + shown_text(comm.name) + "\"";
             inst.expected = 2;
             inst.kind = c.kind;
-            inst.in_bytes = static_cast<double>(e.bytes);
+            inst.in_bytes = static_cast<double>(e.in_bytes);
             inst.p2p_src = slot_of_rank.at(src);
             inst.p2p_dst = slot_of_rank.at(dst);
             inst.member_slots = {std::min(inst.p2p_src, inst.p2p_dst), std::max(inst.p2p_src, inst.p2p_dst)};
@@ -943,9 +936,9 @@ void Replay::Impl::match_collectives() {
             const Instance& inst = instances[it->second];
             const Workload& theirs_w = workloads[rank_workload[sends ? inst.p2p_dst : inst.p2p_src]];
             const std::string place = "rank " + std::to_string(w.rank) + ", " + inst.label;
-            if (inst.in_bytes != static_cast<double>(e.bytes)) {
+            if (inst.in_bytes != static_cast<double>(e.in_bytes)) {
               // Sizes as the sender and the receiver give them.
-              const auto mine = e.bytes, theirs = static_cast<std::uint64_t>(inst.in_bytes);
+              const auto mine = e.in_bytes, theirs = static_cast<std::uint64_t>(inst.in_bytes);
               const bool exact = human_bytes(static_cast<double>(mine)) == human_bytes(inst.in_bytes);
               auto size = [exact](std::uint64_t b) {
                 return b == 0 ? std::string("an unknown size") : exact ? std::to_string(b) + " B" : human_bytes(static_cast<double>(b));

@@ -358,16 +358,28 @@ struct Part {
 // Rank `rank` of a job of `world` ranks: one send/recv kernel launched at `at_us`. Batched
 // (`batched`): each part's record_param_comms just before the launch, the kernel naming
 // none, as batch_isend_irecv's; else a single send or receive naming its peer.
-std::string batch_trace(int rank, int world, double at_us, const std::vector<Part>& parts, bool batched = true) {
+// Ranks [0, world) as a list's items ("0, 1, 2").
+std::string ranks_upto(int world) {
   std::string ranks;
   for (int r = 0; r < world; ++r) ranks += (r ? ", " : "") + std::to_string(r);
-  const std::string d = "\"distributedInfo\":{\"rank\":" + std::to_string(rank) + ",\"world_size\":" + std::to_string(world) +
-                        ",\"pg_config\":[{\"pg_name\":\"0\",\"backend_config\":\"cuda:nccl\",\"ranks\":[" + ranks + "]}]},";
-  auto args = [&](const Part& p) {
-    return std::string("\"Collective name\":\"") + (p.send ? "send" : "recv") + "\",\"In msg nelems\":" + std::to_string(p.nelems) +
-           ",\"dtype\":\"Float\",\"Group size\":" + std::to_string(world) + ",\"Process Group Name\":\"0\",\"Process Group Ranks\":\"[" + ranks + "]\",\"" +
-           (p.send ? "Dst Rank" : "Src Rank") + "\":" + std::to_string(p.peer);
-  };
+  return ranks;
+}
+// distributedInfo of rank `rank` of a job of `world` ranks, one process group "0" of them all.
+std::string job_info(int rank, int world) {
+  return "\"distributedInfo\":{\"rank\":" + std::to_string(rank) + ",\"world_size\":" + std::to_string(world) +
+         ",\"pg_config\":[{\"pg_name\":\"0\",\"backend_config\":\"cuda:nccl\",\"ranks\":[" + ranks_upto(world) + "]}]},";
+}
+// A send's or receive's args on process group "0" of `world` ranks, as record_param_comms
+// (or a single one's kernel) gives them.
+std::string part_args(const Part& p, int world) {
+  return std::string("\"Collective name\":\"") + (p.send ? "send" : "recv") + "\",\"In msg nelems\":" + std::to_string(p.nelems) +
+         ",\"dtype\":\"Float\",\"Group size\":" + std::to_string(world) + ",\"Process Group Name\":\"0\",\"Process Group Ranks\":\"[" +
+         ranks_upto(world) + "]\",\"" + (p.send ? "Dst Rank" : "Src Rank") + "\":" + std::to_string(p.peer);
+}
+
+std::string batch_trace(int rank, int world, double at_us, const std::vector<Part>& parts, bool batched = true) {
+  const std::string d = job_info(rank, world);
+  auto args = [&](const Part& p) { return part_args(p, world); };
   std::vector<std::string> ev;
   if (at_us > 0) ev.push_back(call("cudaFree", 1, 0, at_us, 99));  // the CPU is busy until then
   if (batched)
@@ -488,15 +500,8 @@ std::vector<StageOp> one_f_one_b(int s, int p, int m, double F, double B, long n
 // Stage `rank`'s trace of `prog`: its kernels on one stream, launched 10 us apart from 10 us
 // (the CPU runs ahead); a batched kernel's parts recorded just before its launch.
 std::string stage_trace(int rank, int world, const std::vector<StageOp>& prog) {
-  std::string ranks;
-  for (int r = 0; r < world; ++r) ranks += (r ? ", " : "") + std::to_string(r);
-  const std::string d = "\"distributedInfo\":{\"rank\":" + std::to_string(rank) + ",\"world_size\":" + std::to_string(world) +
-                        ",\"pg_config\":[{\"pg_name\":\"0\",\"backend_config\":\"cuda:nccl\",\"ranks\":[" + ranks + "]}]},";
-  auto args = [&](const Part& p) {
-    return std::string("\"Collective name\":\"") + (p.send ? "send" : "recv") + "\",\"In msg nelems\":" + std::to_string(p.nelems) +
-           ",\"dtype\":\"Float\",\"Group size\":" + std::to_string(world) + ",\"Process Group Name\":\"0\",\"Process Group Ranks\":\"[" + ranks + "]\",\"" +
-           (p.send ? "Dst Rank" : "Src Rank") + "\":" + std::to_string(p.peer);
-  };
+  const std::string d = job_info(rank, world);
+  auto args = [&](const Part& p) { return part_args(p, world); };
   std::vector<std::string> ev;
   double gpu = 0;
   int id = 100;

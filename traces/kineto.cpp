@@ -231,6 +231,13 @@ std::string get_str(const json& args, const char* key) {
   return it->dump();
 }
 
+// A string arg lowered ("Collective name": PyTorch writes "send", other tools "Send").
+std::string lowered_str(const json& args, const char* key) {
+  std::string t = get_str(args, key);
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return t;
+}
+
 // A "Process Group Ranks" value: a list of ranks, as PyTorch writes it ("[0, 1, 2, 3]").
 // PyTorch cuts lists longer than 30 ranks ("[0, 1, ..., 29, ...]"); `truncated` says so,
 // and `ranks` then holds the ranks shown. Returns false for anything else (a minus sign,
@@ -704,8 +711,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       if (a.contains("Dst Rank") || a.contains("Src Rank") || a.contains("Seq"))
         if (const auto id = exact_id(a, "External id")) comms_by_external_id.emplace(*id, &e);
       if (a.contains("Dst Rank") || a.contains("Src Rank")) {
-        std::string cname = get_str(a, "Collective name");
-        std::transform(cname.begin(), cname.end(), cname.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        const std::string cname = lowered_str(a, "Collective name");
         if (cname == "send" || cname == "recv") {
           const double ts = checked_number(e, "ts", path, i, -kMaxTimestampUs, kMaxTimestampUs);
           // Its thread is matched with the launch calls' (a record on no known thread would be
@@ -843,10 +849,6 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
     g.dur_ns = std::max<std::int64_t>(0, to_ns(*g.ev, "dur"));
   }
   std::stable_sort(gpu.begin(), gpu.end(), [](const RawGpu& a, const RawGpu& b) { return a.ts_ns < b.ts_ns; });
-  auto lowered = [](std::string t) {
-    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-    return t;
-  };
   // Batched sends and receives (batch_isend_irecv): NCCL launches one kernel for the group at
   // ncclGroupEnd, after every send's and receive's record_param_comms has ended, so the kernel
   // names no peer and repeats none of their "External id"s (pytorch/pytorch#194693). Its
@@ -872,7 +874,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
       const auto nccl = collective::parse_nccl_kernel_name(e["name"].get<std::string>());
       if (!nccl.is_nccl) other_corr.insert(g.correlation);
       const json& a = e.contains("args") ? e["args"] : json::object();
-      const std::string cname = lowered(get_str(a, "Collective name"));
+      const std::string cname = lowered_str(a, "Collective name");
       const auto named_kind = collective::parse_kind(cname);
       if (!nccl.is_nccl || nccl.kind != collective::Kind::send_recv || (named_kind != collective::Kind::unknown && named_kind != collective::Kind::send_recv))
         continue;
@@ -1004,8 +1006,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
         // replay pair it with that rank's receive or send (peer_problem() checks it is a rank
         // of the job and of the group): on the kernel, or (Kineto before 2025) on the
         // record_param_comms CPU op of the kernel's "External id". Batched ones name none.
-        std::string cname = get_str(a, "Collective name");
-        std::transform(cname.begin(), cname.end(), cname.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        const std::string cname = lowered_str(a, "Collective name");
         if (kind == collective::Kind::send_recv && (cname == "send" || cname == "recv")) {
           const char* key = cname == "send" ? "Dst Rank" : "Src Rank";
           const json* peer_args = &a;
@@ -1063,7 +1064,7 @@ Workload kineto_from_json(const json& doc, const std::string& path) {
                 input_error(path, place, "\"Process Group Ranks\" = " + shown_value(*pgr) + " is not a list of ranks (expected e.g. \"[0, 1]\")");
             }
             P2pPart part;
-            part.role = lowered(get_str(oa, "Collective name")) == "send" ? P2pRole::send : P2pRole::recv;
+            part.role = lowered_str(oa, "Collective name") == "send" ? P2pRole::send : P2pRole::recv;
             if (!oa.contains(part.role == P2pRole::send ? "Dst Rank" : "Src Rank")) {
               named = false;
               continue;
